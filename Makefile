@@ -1,0 +1,121 @@
+# Synchronous-I/O block series against Linux v6.1.4: fetch, apply, build, test.
+#
+#   make          install what is missing, fetch the base, apply, build
+#   make check    checkpatch, per-patch build, VM tests on the patched kernel
+#
+# See README.md for every target and input.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+
+TOP   := $(CURDIR)
+BUILD := $(TOP)/build
+
+# The pinned base.
+BASE_VERSION := 6.1.4
+DEB_VERSION  := 6.1.4-1
+BASE_SHA256  := 7afd8b43469411a88e328d40926684ce6b450269d3c0528d212a3ec2665e7566
+BASE         ?= v$(BASE_VERSION)
+KSRC         ?=
+BASE_TARBALL ?=
+JOBS         ?= $(shell nproc)
+
+# The project identity, in this one place.  git config user.name and
+# user.email override it; so do AUTHOR_NAME= and AUTHOR_EMAIL= on the
+# command line.
+PROJECT_NAME  := Sync I/O Series Maintainers
+PROJECT_EMAIL := syncio-series@example.org
+AUTHOR_NAME   ?= $(or $(shell git config user.name 2>/dev/null),$(PROJECT_NAME))
+AUTHOR_EMAIL  ?= $(or $(shell git config user.email 2>/dev/null),$(PROJECT_EMAIL))
+AUTHOR        := $(AUTHOR_NAME) <$(AUTHOR_EMAIL)>
+
+# Trees: $(TREE) is the quilt work tree (a git repository tagged v6.1.4);
+# the others are git worktrees of it.
+TREE      := $(BUILD)/linux
+BASETREE  := $(BUILD)/linux-base
+GITTREE   := $(BUILD)/linux-git
+OBJ       := $(BUILD)/obj/series
+BASEOBJ   := $(BUILD)/obj/base
+KERNEL    ?= $(OBJ)/arch/x86/boot/bzImage
+BASE_KERNEL := $(BASEOBJ)/arch/x86/boot/bzImage
+
+FRAGMENTS := $(sort $(wildcard $(TOP)/kconfig-fragments/[0-9]*.config))
+VARIANTS  := modules noswap nodma nopmem
+
+export TOP BUILD TREE BASETREE GITTREE OBJ BASEOBJ BASE_VERSION DEB_VERSION \
+	BASE_SHA256 BASE KSRC BASE_TARBALL JOBS FRAGMENTS VARIANTS AUTHOR \
+	AUTHOR_NAME AUTHOR_EMAIL
+export QUILT_PATCHES := patches
+export QUILT_SERIES  := series
+
+.PHONY: all deps base apply unapply git-tree export kernel base-kernel \
+	bisect-build checkpatch check check-full test test-base test-debug \
+	variants initramfs mail clean distclean help
+
+all: deps base apply kernel
+	@echo "bzImage: $(KERNEL)"
+
+help:
+	@sed -n '/^## Targets/,/^## /p' README.md
+
+deps:
+	@$(TOP)/scripts/deps.sh
+
+base:
+	@$(TOP)/scripts/fetch-base.sh
+
+apply: base
+	@$(TOP)/scripts/quilt.sh apply
+
+unapply: base
+	@$(TOP)/scripts/quilt.sh unapply
+
+git-tree: base
+	@$(TOP)/scripts/git-tree.sh
+
+export:
+	@$(TOP)/scripts/export-patches.sh
+
+kernel: apply
+	@$(TOP)/scripts/build-kernel.sh $(TREE) $(OBJ) $(FRAGMENTS)
+
+base-kernel: base
+	@$(TOP)/scripts/base-tree.sh
+	@$(TOP)/scripts/build-kernel.sh $(BASETREE) $(BASEOBJ) $(FRAGMENTS)
+
+bisect-build: base
+	@$(TOP)/scripts/bisect-build.sh
+
+variants: apply
+	@$(TOP)/scripts/bisect-build.sh --variants-only
+
+checkpatch: base
+	@$(TOP)/scripts/checkpatch.sh
+
+initramfs:
+	@$(TOP)/scripts/mkinitramfs.sh
+
+test: initramfs
+	@$(TOP)/tests/run.sh $(KERNEL)
+
+test-base: base-kernel initramfs
+	@$(TOP)/tests/run.sh $(BASE_KERNEL)
+
+test-debug: apply initramfs
+	@$(TOP)/scripts/build-kernel.sh $(TREE) $(BUILD)/obj/debug $(FRAGMENTS) $(TOP)/kconfig-fragments/debug.config
+	@$(TOP)/tests/run.sh $(BUILD)/obj/debug/arch/x86/boot/bzImage
+
+check: deps base
+	@$(TOP)/scripts/check.sh
+
+check-full: check variants test-base
+
+mail: base
+	@$(TOP)/scripts/mail.sh
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/initramfs
+
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,38 @@
+#!/bin/bash
+# make check: checkpatch, per-patch build (bisect-build), then the VM tests
+# on the fully patched kernel.  Each stage that is not a VM test counts as
+# one result; the closing line adds them to the VM tests' own count.
+set -uo pipefail
+: "${TOP:?}" "${BUILD:?}"
+mkdir -p "$BUILD/logs"
+passed=0 failed=0
+stage() {	# stage NAME CMD...
+	local name=$1 t0=$(date +%s)
+	shift
+	echo "### $name"
+	if "$@"; then
+		echo "ok - $name ($(( $(date +%s) - t0 ))s)"
+		passed=$((passed + 1))
+		return 0
+	fi
+	echo "not ok - $name ($(( $(date +%s) - t0 ))s)"
+	failed=$((failed + 1))
+	return 1
+}
+t0=$(date +%s)
+stage checkpatch make --no-print-directory -C "$TOP" checkpatch
+stage bisect-build make --no-print-directory -C "$TOP" bisect-build BISECT_VARIANTS="${BISECT_VARIANTS:-1}"
+if stage "kernel + initramfs" make --no-print-directory -C "$TOP" kernel initramfs; then
+	out=$BUILD/logs/check-tests.out
+	"$TOP/tests/run.sh" "${KERNEL:-$BUILD/obj/series/arch/x86/boot/bzImage}" | tee "$out"
+	line=$(tail -1 "$out")
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2]))
+	else
+		echo "not ok - VM tests printed no result line"
+		failed=$((failed + 1))
+	fi
+fi
+echo "# make check: $(( $(date +%s) - t0 ))s"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,39 @@
+#!/bin/bash
+# make checkpatch: every patch of the series through the base tree's
+# scripts/checkpatch.pl --strict.  Any ERROR, WARNING or CHECK fails, unless
+# the patch's notes below "---" justify that message type with a line
+#     checkpatch: TYPE: why it is right here
+# (TYPE as printed by --show-types, e.g. LONG_LINE).
+set -uo pipefail
+: "${TOP:?}" "${TREE:?}"
+cp=$TREE/scripts/checkpatch.pl
+[ -f "$cp" ] || { echo "checkpatch: error: $cp missing (make base)" >&2; exit 2; }
+fail=0 n=0
+while read -r p; do
+	f=$TOP/patches/$p
+	n=$((n + 1))
+	# Types justified in the notes (between the first "---" and the diff).
+	allowed=$(awk '/^---$/ {notes=1; next} /^diff --git/ {exit} notes' "$f" |
+		sed -n 's/^[[:space:]]*checkpatch: \([A-Z_][A-Z_]*\):.*/\1/p' | sort -u)
+	out=$(cd "$TREE" && perl "$cp" --strict --show-types --no-summary --terse --root="$TREE" "$f" 2>&1)
+	bad=""
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		type=$(sed -n 's/.*\(ERROR\|WARNING\|CHECK\):\([A-Z_]*\):.*/\2/p' <<< "$line")
+		[ -n "$type" ] || continue
+		if grep -qx "$type" <<< "$allowed"; then
+			echo "checkpatch: $p: justified in notes: $line"
+		else
+			bad+="$line"$'\n'
+		fi
+	done <<< "$out"
+	if [ -n "$bad" ]; then
+		echo "checkpatch: FAIL $p:"
+		printf '%s' "$bad" | sed 's/^/  /'
+		fail=$((fail + 1))
+	else
+		echo "checkpatch: ok   $p"
+	fi
+done < <("$TOP/scripts/series-list.sh")
+echo "checkpatch: $n patches, $fail with unjustified errors/warnings/checks"
+[ $fail -eq 0 ]

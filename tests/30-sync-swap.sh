@@ -1,0 +1,63 @@
+#!/bin/bash
+# vm: mem=2048 timeout=900
+# Synchronous swap in effect.  With vm.page-cluster=3, swapverify writes a
+# working set, pushes all of it to swap with MADV_PAGEOUT, then reads it back
+# (first sequentially, then at random) and reports major faults and pswpin.
+#
+# On a synchronous device (zram, brd, pmem, btt) the kernel reads exactly the
+# faulting page (SWP_SYNCHRONOUS_IO bypasses the swap cache and readahead):
+# pswpin per major fault must be below MAX_SYNC_RATIO.  On a device that is
+# not synchronous (a loop device over tmpfs) the sequential pass must show
+# readahead: pswpin per major fault above MIN_RA_RATIO.  Random access shrinks
+# the readahead window to one page, so only the sequential pass is used to
+# prove readahead; both passes must stay at one page on synchronous devices.
+. /tests/lib/common.sh
+SET_MB=${SET_MB:-32}
+MAX_SYNC_RATIO=1.10
+MIN_RA_RATIO=1.50
+
+sysctl -qw vm.page-cluster=3
+zram=$(zram_setup 128M lzo)
+pmem=$(pmem_dev 0)
+btt=$(btt_setup 1 4096)
+loop=$(loop_setup 128)
+devs=("zram:$zram:sync" "brd:$(brd_dev 0):sync" "pmem:$pmem:sync" "btt:$btt:sync" "loop:$loop:async")
+ktap_plan $(( ${#devs[@]} * 2 ))
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+
+for d in "${devs[@]}"; do
+	IFS=: read -r name dev kind <<< "$d"
+	for mode in seq rand; do
+		if [ ! -b "$dev" ] || ! swap_on "$dev"; then
+			ktap_fail "$name $mode: cannot swap on '$dev'"
+			continue
+		fi
+		flags="-o -n 4000 -w 0"
+		[ $mode = seq ] && flags="-o -q"
+		# shellcheck disable=SC2086
+		out=$(swapverify -s "$SET_MB" $flags 2>&1)
+		rc=$?
+		swapoff "$dev"
+		flt=$(sed -n 's/^access_majflt=//p' <<< "$out")
+		pin=$(sed -n 's/^access_pswpin=//p' <<< "$out")
+		r=$(ratio "${pin:-0}" "${flt:-0}")
+		msg="$name $mode: $flt major faults, $pin pages swapped in, $r pages/fault"
+		diag "$msg (fill pswpout $(sed -n 's/^fill_pswpout=//p' <<< "$out"))"
+		if [ $rc -ne 0 ]; then
+			ktap_fail "$msg: data mismatch (rc=$rc)"
+		elif [ "${flt:-0}" -lt 500 ]; then
+			ktap_fail "$msg: too few major faults to judge"
+		elif [ "$kind" = sync ]; then
+			if le "$r" $MAX_SYNC_RATIO; then ktap_ok "$msg (synchronous, no readahead)"
+			else ktap_fail "$msg: readahead on a synchronous device"; fi
+		elif [ $mode = seq ]; then
+			if le $MIN_RA_RATIO "$r"; then ktap_ok "$msg (readahead, not synchronous)"
+			else ktap_fail "$msg: no readahead on an asynchronous device"; fi
+		else
+			ktap_ok "$msg (asynchronous, random: informational)"
+		fi
+	done
+done
+ktap_done

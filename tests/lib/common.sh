@@ -1,0 +1,114 @@
+# Guest-side helpers shared by the tests: KTAP output and device setup.
+# shellcheck shell=bash
+
+KTAP_N=0
+KTAP_FAILED=0
+ktap_plan() { echo "KTAP version 1"; echo "1..$1"; }
+ktap_ok() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $*"; }
+ktap_fail() { KTAP_N=$((KTAP_N + 1)); KTAP_FAILED=$((KTAP_FAILED + 1)); echo "not ok $KTAP_N $*"; }
+ktap_skip() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $* # SKIP"; }
+ktap_result() {	# ktap_result RC DESCRIPTION
+	if [ "$1" -eq 0 ]; then ktap_ok "$2"; else ktap_fail "$2"; fi
+}
+diag() { echo "# $*"; }
+ktap_done() { exit $((KTAP_FAILED > 0)); }
+
+vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
+
+# --- devices ----------------------------------------------------------
+
+# zram_setup SIZE [ALG]: configure a fresh zram device, print its path.
+zram_setup() {
+	local size=$1 alg=${2:-lzo} id
+	id=$(cat /sys/class/zram-control/hot_add) || return 1
+	echo "$alg" > "/sys/block/zram$id/comp_algorithm" || return 1
+	echo "$size" > "/sys/block/zram$id/disksize" || return 1
+	echo "/dev/zram$id"
+}
+
+zram_reset() {
+	local id=${1#/dev/zram}
+	echo 1 > "/sys/block/zram$id/reset"
+	echo "$id" > /sys/class/zram-control/hot_remove
+}
+
+# brd devices come from the kernel command line (brd.rd_nr, brd.rd_size).
+brd_dev() { echo "/dev/ram${1:-0}"; }
+
+# The legacy (memmap=) pmem regions, in address order: region index N.
+pmem_regions() {
+	local r
+	for r in /sys/bus/nd/devices/region*; do
+		[ -e "$r/resource" ] || continue
+		echo "$(cat "$r/resource") $(basename "$r")"
+	done | sort | awk '{print $2}'
+}
+
+# pmem_dev N: the block device of the Nth pmem region's namespace.
+pmem_dev() {
+	local region ns
+	region=$(pmem_regions | sed -n "$((${1:-0} + 1))p")
+	[ -n "$region" ] || return 1
+	for ns in /sys/bus/nd/devices/"$region"/namespace*; do
+		[ -d "$ns/block" ] || continue
+		echo "/dev/$(ls "$ns/block")"
+		return 0
+	done
+	return 1
+}
+
+# btt_setup N [SECTOR]: turn the Nth pmem region into a BTT with sysfs only
+# (no ndctl): unbind the namespace, configure the region's btt seed, bind.
+btt_setup() {
+	local region ns btt sector=${2:-4096} i
+	region=$(pmem_regions | sed -n "$((${1:-0} + 1))p")
+	[ -n "$region" ] || return 1
+	ns=$(basename "$(ls -d /sys/bus/nd/devices/"$region"/namespace* | head -1)")
+	echo "$ns" > /sys/bus/nd/drivers/nd_pmem/unbind 2>/dev/null
+	btt=$(cat "/sys/bus/nd/devices/$region/btt_seed")
+	echo "$ns" > "/sys/bus/nd/devices/$btt/namespace" || return 1
+	echo "$sector" > "/sys/bus/nd/devices/$btt/sector_size" || return 1
+	cat /proc/sys/kernel/random/uuid > "/sys/bus/nd/devices/$btt/uuid" || return 1
+	echo "$btt" > /sys/bus/nd/drivers/nd_pmem/bind || return 1
+	for i in $(seq 50); do
+		if [ -d "/sys/bus/nd/devices/$btt/block" ]; then
+			echo "/dev/$(ls "/sys/bus/nd/devices/$btt/block")"
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# null_blk comes from the command line: memory backed, 512 B blocks.
+nullb_dev() { echo /dev/nullb0; }
+
+# A loop device over a tmpfs file: a block device that is not synchronous.
+loop_setup() {
+	local size_mb=$1 f=/tmp/loop-backing.img
+	mkdir -p /tmp
+	dd if=/dev/zero of=$f bs=1M count=0 seek="$size_mb" 2>/dev/null
+	losetup -f --show $f
+}
+
+lbs() { cat "/sys/block/$(basename "$1")/queue/logical_block_size"; }
+
+# Make the named cgroup v2 group with a memory.max, print its path.
+memcg_setup() {
+	local name=$1 max=$2 cg=/sys/fs/cgroup/$1
+	echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+	mkdir -p "$cg"
+	echo "$max" > "$cg/memory.max"
+	echo 0 > "$cg/memory.swap.max" 2>/dev/null && echo max > "$cg/memory.swap.max"
+	echo "$cg"
+}
+
+# run_in_cg CG CMD...: run CMD inside cgroup CG.
+run_in_cg() {
+	local cg=$1
+	shift
+	bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+}
+
+# swap_dev_setup DEV: mkswap and swapon DEV at high priority.
+swap_on() { mkswap "$1" >/dev/null && swapon -p 10 "$1"; }

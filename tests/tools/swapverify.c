@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * swapverify: fill an anonymous working set with per-page unique content,
+ * make the kernel swap it (cgroup memory.max from the caller, and/or
+ * MADV_PAGEOUT), do random reads and writes, then verify every page.
+ *
+ * Every 8-byte word of page p at version v holds mix(p, v, word), so a page
+ * that comes back from swap with another page's data, an older version, or
+ * a torn write is caught.  Prints what it measured as "key=value" lines and
+ * exits 1 on any mismatch, 2 on usage or system errors.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
+static size_t page_size;
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rng(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+static inline uint64_t mix(uint64_t page, uint64_t ver, uint64_t word)
+{
+	uint64_t x = page * 0x9e3779b97f4a7c15ULL ^ ver << 48 ^ word * 0xbf58476d1ce4e5b9ULL;
+
+	x ^= x >> 31;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 29;
+	return x;
+}
+
+static void fill(uint64_t *p, size_t page, uint8_t ver)
+{
+	size_t n = page_size / 8;
+
+	for (size_t i = 0; i < n; i++)
+		p[i] = mix(page, ver, i);
+}
+
+static int check(const uint64_t *p, size_t page, uint8_t ver)
+{
+	size_t n = page_size / 8;
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != mix(page, ver, i))
+			return -1;
+	return 0;
+}
+
+static long vmstat(const char *key)
+{
+	char name[64];
+	long val;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", name, &val) == 2) {
+		if (!strcmp(name, key)) {
+			fclose(f);
+			return val;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+struct snap {
+	long pswpin, pswpout, majflt;
+	double t;
+};
+
+static void snap(struct snap *s)
+{
+	struct rusage ru;
+	struct timespec ts;
+
+	getrusage(RUSAGE_SELF, &ru);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s->pswpin = vmstat("pswpin");
+	s->pswpout = vmstat("pswpout");
+	s->majflt = ru.ru_majflt;
+	s->t = ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void report(const char *phase, const struct snap *a, const struct snap *b)
+{
+	printf("%s_pswpin=%ld\n%s_pswpout=%ld\n%s_majflt=%ld\n%s_seconds=%.3f\n",
+	       phase, b->pswpin - a->pswpin, phase, b->pswpout - a->pswpout,
+	       phase, b->majflt - a->majflt, phase, b->t - a->t);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: swapverify [-s MiB] [-n ops] [-w write%%] [-S seed] [-q]\n"
+		"                  [-o] [-H] [-c page]\n"
+		"  -s  working set size in MiB (default 64)\n"
+		"  -n  random operations after the fill (default 20000)\n"
+		"  -w  percentage of operations that rewrite a page (default 30)\n"
+		"  -q  sequential read pass instead of random operations\n"
+		"  -o  MADV_PAGEOUT the whole set before the access phase\n"
+		"  -H  ask for transparent huge pages (MADV_HUGEPAGE)\n"
+		"  -c  corrupt page N before the final verify (tests the test)\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	size_t mib = 64, npages, ops = 20000, bad = 0, verified = 0;
+	unsigned int wpct = 30;
+	long corrupt = -1;
+	int seq = 0, pageout = 0, huge = 0, c;
+	struct snap s0, s1, s2, s3;
+	uint8_t *ver;
+	char *mem;
+
+	while ((c = getopt(argc, argv, "s:n:w:S:qoHc:")) != -1) {
+		switch (c) {
+		case 's': mib = strtoul(optarg, NULL, 0); break;
+		case 'n': ops = strtoul(optarg, NULL, 0); break;
+		case 'w': wpct = strtoul(optarg, NULL, 0); break;
+		case 'S': rng_state ^= strtoull(optarg, NULL, 0) * 0xff51afd7ed558ccdULL; break;
+		case 'q': seq = 1; break;
+		case 'o': pageout = 1; break;
+		case 'H': huge = 1; break;
+		case 'c': corrupt = strtol(optarg, NULL, 0); break;
+		default: usage();
+		}
+	}
+	if (!mib || wpct > 100)
+		usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	page_size = sysconf(_SC_PAGESIZE);
+	npages = mib * 1024 * 1024 / page_size;
+	ver = calloc(npages, 1);
+	mem = mmap(NULL, npages * page_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ver || mem == MAP_FAILED) {
+		perror("swapverify: allocation");
+		return 2;
+	}
+	if (madvise(mem, npages * page_size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && huge)
+		perror("swapverify: MADV_HUGEPAGE");
+
+	snap(&s0);
+	for (size_t p = 0; p < npages; p++)
+		fill((uint64_t *)(mem + p * page_size), p, 0);
+	if (pageout && madvise(mem, npages * page_size, MADV_PAGEOUT)) {
+		perror("swapverify: MADV_PAGEOUT");
+		return 2;
+	}
+	snap(&s1);
+
+	if (seq) {
+		for (size_t p = 0; p < npages; p++) {
+			if (check((uint64_t *)(mem + p * page_size), p, ver[p]))
+				bad++;
+			verified++;
+		}
+	} else {
+		for (size_t i = 0; i < ops; i++) {
+			size_t p = rng() % npages;
+			uint64_t *pg = (uint64_t *)(mem + p * page_size);
+
+			if (rng() % 100 < wpct) {
+				fill(pg, p, ++ver[p]);
+			} else {
+				if (check(pg, p, ver[p]))
+					bad++;
+				verified++;
+			}
+		}
+	}
+	snap(&s2);
+
+	if (corrupt >= 0 && (size_t)corrupt < npages)
+		mem[corrupt * page_size + 123] ^= 0x5a;
+	for (size_t p = 0; p < npages; p++) {
+		if (check((uint64_t *)(mem + p * page_size), p, ver[p])) {
+			if (bad < 10)
+				fprintf(stderr, "swapverify: page %zu (version %u) mismatch\n",
+					p, ver[p]);
+			bad++;
+		}
+		verified++;
+	}
+	snap(&s3);
+
+	printf("pages=%zu\nops=%zu\npages_verified=%zu\nmismatches=%zu\n",
+	       npages, seq ? npages : ops, verified, bad);
+	report("fill", &s0, &s1);
+	report("access", &s1, &s2);
+	report("verify", &s2, &s3);
+	report("total", &s0, &s3);
+	return bad ? 1 : 0;
+}
