@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
       git quilt ccache python3 perl kmod sparse
-      qemu-system-x86 busybox-static fio bash gnuplot-nox)
+      qemu-system-x86 busybox-static fio bash gnuplot-nox
+      e2fsprogs mount util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -10,7 +10,7 @@ tools_src=$TOP/tests/tools
 tools_bin=$BUILD/tools
 
 die() { echo "mkinitramfs: error: $*" >&2; exit 1; }
-for b in /bin/busybox /bin/bash /usr/bin/fio /sbin/mke2fs /usr/bin/bc; do
+for b in /bin/busybox /bin/bash /usr/bin/fio /sbin/mke2fs /usr/bin/bc /sbin/swapon /sbin/losetup; do
 	[ -x "$b" ] || die "$b is missing (make deps)"
 done
 
@@ -55,6 +55,11 @@ copy_bin /usr/bin/fio /usr/bin/fio
 copy_bin /sbin/mke2fs /sbin/mke2fs
 copy_bin /usr/bin/bc /usr/bin/bc
 for m in mkfs.ext4 mkfs.ext2; do ln -sf mke2fs "$stage/sbin/$m"; done
+# util-linux's swap and loop tools: busybox's lack swapon -p and losetup --show.
+for b in swapon swapoff mkswap losetup; do
+	rm -f "$stage/bin/$b"
+	copy_bin "/sbin/$b" "/sbin/$b"
+done
 cp "$tools_bin"/* "$stage/bin/"
 
 # Tests and the kselftests they run.

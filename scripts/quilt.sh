@@ -19,7 +19,7 @@ resync() {
 		p=${p#patches/}
 		if [ "${want[$i]:-}" != "$p" ] || ! cmp -s "$TOP/patches/$p" ".pc/$p.orig-patch" 2>/dev/null; then
 			echo "quilt: series or patch changed at $p; popping all"
-			quilt pop -a -q >/dev/null
+			quilt pop -a -f -q >/dev/null
 			rm -rf .pc/*.orig-patch
 			return 0
 		fi
@@ -50,7 +50,7 @@ apply)
 	;;
 unapply)
 	if quilt applied >/dev/null 2>&1; then
-		quilt pop -a -q >/dev/null
+		quilt pop -a -f -q >/dev/null
 	fi
 	rm -rf .pc/*.orig-patch
 	echo "quilt: tree at base"

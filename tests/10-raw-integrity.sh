@@ -44,12 +44,12 @@ verify_case() {
 	# offset and length: data left by an earlier case (or zeroes) cannot
 	# pass for this case's write.
 	local out
-	if ! out=$(fio "${common[@]}" --do_verify=0 2>&1); then
+	if ! out=$(fio --thread "${common[@]}" --do_verify=0 2>&1); then
 		ktap_fail "$name $rw bs=$bs: fio write failed"
 		echo "$out" | sed 's/^/#   /' | tail -20
 		return
 	fi
-	if ! out=$(fio "${common[@]}" --verify_only 2>&1); then
+	if ! out=$(fio --thread "${common[@]}" --verify_only 2>&1); then
 		ktap_fail "$name $rw bs=$bs: fio verify found bad data"
 		echo "$out" | grep -iE 'verify|bad|crc|error' | head -10 | sed 's/^/#   /'
 		return

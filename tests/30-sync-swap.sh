@@ -46,7 +46,8 @@ for d in "${devs[@]}"; do
 		msg="$name $mode: $flt major faults, $pin pages swapped in, $r pages/fault"
 		diag "$msg (fill pswpout $(sed -n 's/^fill_pswpout=//p' <<< "$out"))"
 		if [ $rc -ne 0 ]; then
-			ktap_fail "$msg: data mismatch (rc=$rc)"
+			grep swapverify <<< "$out" | head -5 | sed 's/^/#   /'
+			ktap_fail "$msg: data mismatch or error (rc=$rc)"
 		elif [ "${flt:-0}" -lt 500 ]; then
 			ktap_fail "$msg: too few major faults to judge"
 		elif [ "$kind" = sync ]; then

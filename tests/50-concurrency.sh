@@ -16,7 +16,7 @@ mkswap "$pmem" >/dev/null && swapon -p 5 "$pmem"
 pin0=$(vmstat pswpin) pout0=$(vmstat pswpout)
 
 fio_verify() {	# fio_verify DEV OUTFILE
-	fio --name=conc --filename="$1" --direct=1 --ioengine=psync --rw=randwrite \
+	fio --thread --name=conc --filename="$1" --direct=1 --ioengine=psync --rw=randwrite \
 		--bs=4k --size=24M --verify=crc32c --do_verify=1 --verify_fatal=1 \
 		--randseed=77 --loops=2 > "$2" 2>&1
 }
