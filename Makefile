@@ -43,6 +43,7 @@ BASE_KERNEL := $(BASEOBJ)/arch/x86/boot/bzImage
 FRAGMENTS := $(sort $(wildcard $(TOP)/kconfig-fragments/[0-9]*.config))
 VARIANTS  := modules noswap nodma nopmem
 
+export A B BENCH ROUNDS SAVE_KERNELS
 export TOP BUILD TREE BASETREE GITTREE OBJ BASEOBJ BASE_VERSION DEB_VERSION \
 	BASE_SHA256 BASE KSRC BASE_TARBALL JOBS FRAGMENTS VARIANTS AUTHOR \
 	AUTHOR_NAME AUTHOR_EMAIL
@@ -51,7 +52,7 @@ export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
 	bisect-build checkpatch check check-full test test-base test-debug \
-	variants initramfs mail clean distclean help
+	variants initramfs bisect-test bench bisect-bench mail clean distclean help
 
 all: deps base apply kernel
 	@echo "bzImage: $(KERNEL)"
@@ -110,6 +111,18 @@ check: deps base
 	@$(TOP)/scripts/check.sh
 
 check-full: check variants test-base
+
+bisect-test: base
+	@$(TOP)/scripts/bisect-test.sh
+
+bench:
+	@$(TOP)/scripts/bench.sh
+
+bisect-bisect-test: base
+	@$(TOP)/scripts/bisect-test.sh
+
+bench:
+	@$(TOP)/scripts/bisect-bench.sh
 
 mail: base
 	@$(TOP)/scripts/mail.sh

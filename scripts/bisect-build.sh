@@ -4,6 +4,8 @@
 # result and time.  Fails naming the first patch that does not apply or
 # build.  At the last patch, build the 0-day style variant configurations
 # too (--variants-only builds just those, on the applied series).
+# SAVE_KERNELS=1 keeps each patch's bzImage as build/kernels/NN-<patch>.bzImage
+# (for make bisect-test and make bisect-bench).
 set -uo pipefail
 : "${TOP:?}" "${TREE:?}" "${OBJ:?}" "${BUILD:?}"
 read -r -a frags <<< "$FRAGMENTS"
@@ -61,6 +63,10 @@ for p in "${patches[@]}"; do
 	if ! build "$(printf '%02d %s' "$i" "$p")" "$OBJ" "${frags[@]}"; then
 		echo "bisect-build: FAIL: first patch that does not build: $i ($p)"
 		exit 1
+	fi
+	if [ "${SAVE_KERNELS:-0}" = 1 ]; then
+		mkdir -p "$BUILD/kernels"
+		cp "$OBJ/arch/x86/boot/bzImage" "$BUILD/kernels/$(printf %02d "$i")-${p%.patch}.bzImage"
 	fi
 done
 "$TOP/scripts/quilt.sh" apply >/dev/null || exit 1

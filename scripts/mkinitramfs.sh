@@ -25,7 +25,7 @@ for c in "$tools_src"/*.c "$TOP"/benchmarks/tools/*.c; do
 	fi
 done
 
-inputs=$( (find "$TOP/tests" "$TOP/scripts/mkinitramfs.sh" "$tools_bin" -type f \
+inputs=$( (find "$TOP/tests" "$TOP/benchmarks/guest" "$TOP/scripts/mkinitramfs.sh" "$tools_bin" -type f \
 		-not -path '*/tools/*.c' -print0 | sort -z | xargs -0 sha256sum;
 	   sha256sum /bin/busybox /bin/bash /usr/bin/fio) | sha256sum | cut -d' ' -f1)
 if [ -f "$out" ] && [ "$(cat "$out.inputs" 2>/dev/null)" = "$inputs" ]; then
@@ -65,6 +65,8 @@ cp "$tools_bin"/* "$stage/bin/"
 # Tests and the kselftests they run.
 cp -r "$TOP/tests/." "$stage/tests/"
 rm -rf "$stage/tests/tools"
+mkdir -p "$stage/bench"
+cp -r "$TOP/benchmarks/guest/." "$stage/bench/"
 mkdir -p "$stage/tests/kselftest"
 cp -r "$TREE/tools/testing/selftests/zram" "$stage/tests/kselftest/"
 cp "$TOP/tests/lib/init" "$stage/init"

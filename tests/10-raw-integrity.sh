@@ -9,10 +9,16 @@
 . /tests/lib/common.sh
 SIZE=${SIZE:-16M}
 
+# syncio.raw_devs=zram,brd on the kernel command line limits the devices
+# (make bisect-test passes the devices a patch touches).
+only=$(sed -n 's/.*syncio\.raw_devs=\([^ ]*\).*/\1/p' /proc/cmdline)
 zram=$(zram_setup 256M lzo)
 pmem=$(pmem_dev 0)
 btt=$(btt_setup 1 4096)
-devs=("zram:$zram" "brd:$(brd_dev 0)" "pmem:$pmem" "btt:$btt" "null_blk:$(nullb_dev)")
+devs=()
+for d in "zram:$zram" "brd:$(brd_dev 0)" "pmem:$pmem" "btt:$btt" "null_blk:$(nullb_dev)"; do
+	[ -z "$only" ] || [[ ",$only," == *",${d%%:*},"* ]] && devs+=("$d")
+done
 
 cases=()
 for d in "${devs[@]}"; do

@@ -1,7 +1,8 @@
 #!/bin/bash
 # vm: mem=2048 timeout=900
 # Synchronous swap in effect.  With vm.page-cluster=3, swapverify writes a
-# working set, pushes all of it to swap with MADV_PAGEOUT, then reads it back
+# working set, pushes it to swap with MADV_PAGEOUT and a cgroup memory.max,
+# then reads it back
 # (first sequentially, then at random) and reports major faults and pswpin.
 #
 # On a synchronous device (zram, brd, pmem, btt) the kernel reads exactly the
@@ -23,6 +24,10 @@ btt=$(btt_setup 1 4096)
 loop=$(loop_setup 128)
 devs=("zram:$zram:sync" "brd:$(brd_dev 0):sync" "pmem:$pmem:sync" "btt:$btt:sync" "loop:$loop:async")
 ktap_plan $(( ${#devs[@]} * 2 ))
+# MADV_PAGEOUT alone leaves pages written to an asynchronous device in the
+# swap cache (writeback completes after reclaim looked at them), so the set
+# also runs under a memory.max of a quarter of it: memcg reclaim frees them.
+cg=$(memcg_setup syncswap "$((SET_MB / 4))M")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
@@ -37,7 +42,7 @@ for d in "${devs[@]}"; do
 		flags="-o -n 4000 -w 0"
 		[ $mode = seq ] && flags="-o -q"
 		# shellcheck disable=SC2086
-		out=$(swapverify -s "$SET_MB" $flags 2>&1)
+		out=$(run_in_cg "$cg" swapverify -s "$SET_MB" $flags 2>&1)
 		rc=$?
 		swapoff "$dev"
 		flt=$(sed -n 's/^access_majflt=//p' <<< "$out")

@@ -13,8 +13,8 @@ BUILD=${BUILD:-$TOP/build}
 kernel=${1:?usage: tests/run.sh KERNEL [TEST.sh ...]}
 shift
 [ -f "$kernel" ] || { echo "run.sh: error: no kernel at $kernel (make kernel?)" >&2; exit 2; }
-initrd=$BUILD/initramfs.cpio
-[ -f "$initrd" ] || { echo "run.sh: error: no initramfs at $initrd (make initramfs)" >&2; exit 2; }
+[ -f "$BUILD/initramfs.cpio" ] || { echo "run.sh: error: no initramfs at $BUILD/initramfs.cpio (make initramfs)" >&2; exit 2; }
+export TOP BUILD
 if [ $# -gt 0 ]; then
 	tests=("$@")
 elif [ -n "${TESTS:-}" ]; then
@@ -46,14 +46,9 @@ for t in "${tests[@]}"; do
 	log=$logdir/${t%.sh}.log
 	echo "# ---- $t (kernel $kernel, ${mem}M, ${smp} vCPUs, timeout ${to}s)"
 	start=$(date +%s)
-	timeout -k 10 "$to" qemu-system-x86_64 -machine pc -cpu max -accel tcg \
-		-smp "$smp" -m "$mem" -nographic -no-reboot \
-		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=5 panic=-1 oops=panic transparent_hugepage=madvise memmap=128M!1536M memmap=128M!1792M brd.rd_nr=2 brd.rd_size=262144 null_blk.memory_backed=1 null_blk.gb=1 null_blk.bs=512 syncio.tests=$t $extra" \
-		</dev/null >"$log" 2>&1
+	"$TOP/scripts/qemu-run.sh" "$kernel" "$log" "$mem" "$to" "$t" "$extra ${TEST_CMDLINE:-}"
 	qrc=$?
 	secs=$(( $(date +%s) - start ))
-	tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
 	body=$(sed -n "/^SYNCIO-TEST-BEGIN $t/,/^SYNCIO-TEST-END $t/p" "$log")
 	# Show the test's own KTAP and diagnostics.
 	grep -E '^(KTAP|[0-9]+\.\.|ok |not ok |# )' <<< "$body"

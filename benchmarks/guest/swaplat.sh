@@ -1,0 +1,60 @@
+#!/bin/bash
+# Guest side of the swap latency benchmark (seed 000, pmbench-like).
+# For each device: swapon, run swaplat in a cgroup v2 group whose
+# memory.max is a third of the working set, with the ftrace function
+# profiler on the swap entry points, and print one line per metric:
+#     BENCH <device>.<metric> <value>
+# Metrics:
+#   swapin_us   average time in swap_readpage()  (ftrace function profiler)
+#   swapout_us  average time in swap_writepage() (ftrace function profiler)
+#   fault_median_us, fault_p99_us, fault_avg_us: user-space latency of
+#   faulting accesses (includes memcg reclaim, so swap-out too).
+# The entry points have the same names on the base kernel (rw_page) and on
+# the series (on-stack bio): swap_readpage() and swap_writepage() in
+# mm/page_io.c, both called out of line.
+. /tests/lib/common.sh
+DEVS=${BENCH_DEVS:-zram brd pmem btt}
+SET_MB=${BENCH_SET_MB:-96}
+N=${BENCH_N:-12000}
+T=/sys/kernel/tracing
+for a in $(cat /proc/cmdline); do
+	case "$a" in bench.devs=*) DEVS=${a#bench.devs=}; DEVS=${DEVS//,/ } ;; esac
+done
+
+echo 0 > $T/function_profile_enabled
+echo "swap_readpage swap_writepage" > $T/set_ftrace_filter || { echo "BENCH-ERROR no ftrace filter"; exit 1; }
+cg=$(memcg_setup bench "$((SET_MB / 3))M")
+
+# profile FUNCTION: "hits total_us" summed over all CPUs.
+profile() {
+	cat $T/trace_stat/function* 2>/dev/null |
+		awk -v f="$1" '$1 == f { h += $2; t += $3 } END { printf "%d %.3f\n", h, t }'
+}
+
+for d in $DEVS; do
+	case $d in
+	zram) dev=$(zram_setup 256M lzo) ;;
+	brd) dev=$(brd_dev 0) ;;
+	pmem) dev=$(pmem_dev 0) ;;
+	btt) dev=$(btt_setup 1 4096) ;;
+	*) echo "BENCH-ERROR unknown device $d"; continue ;;
+	esac
+	swap_on "$dev" || { echo "BENCH-ERROR swapon $d"; continue; }
+	echo 1 > $T/function_profile_enabled
+	out=$(run_in_cg "$cg" swaplat -s "$SET_MB" -n "$N" -W 3000 -w 30 -S 7)
+	echo 0 > $T/function_profile_enabled
+	read -r rh rt <<< "$(profile swap_readpage)"
+	read -r wh wt <<< "$(profile swap_writepage)"
+	swapoff "$dev"
+	[ "$d" = zram ] && zram_reset "$dev"
+	echo "BENCH $d.swapin_calls $rh"
+	echo "BENCH $d.swapout_calls $wh"
+	awk -v h="$rh" -v t="$rt" -v d="$d" 'BEGIN { if (h > 0) printf "BENCH %s.swapin_us %.3f\n", d, t / h }'
+	awk -v h="$wh" -v t="$wt" -v d="$d" 'BEGIN { if (h > 0) printf "BENCH %s.swapout_us %.3f\n", d, t / h }'
+	for k in median p99 avg; do
+		v=$(sed -n "s/^fault_${k}_ns=//p" <<< "$out")
+		[ -n "$v" ] && awk -v v="$v" -v d="$d" -v k="$k" 'BEGIN { printf "BENCH %s.fault_%s_us %.3f\n", d, k, v / 1000 }'
+	done
+	echo "BENCH $d.faults $(sed -n 's/^faults=//p' <<< "$out")"
+done
+echo "BENCH-DONE"

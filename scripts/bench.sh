@@ -1,0 +1,62 @@
+#!/bin/bash
+# make bench A=<kernel> B=<kernel> BENCH=<name> ROUNDS=<n>
+# Boots A and B alternately (A B A B ...) ROUNDS times each with the guest
+# benchmark benchmarks/guest/<BENCH>.sh, collects its "BENCH metric value"
+# lines and reports per metric the median, min, max, B/A ratio of medians
+# and a bootstrap 95% interval for that ratio (benchmarks/stats.py).
+# A kernel is: base (the unpatched v6.1.4), series (all patches), a path to
+# a bzImage, or NN (the kernel after patch NN, from make bisect-build
+# SAVE_KERNELS=1).
+set -uo pipefail
+: "${TOP:?}" "${BUILD:?}"
+A=${A:-base} B=${B:-series} BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-6}
+MEM=${BENCH_MEM:-2048}
+guest=$TOP/benchmarks/guest/$BENCH.sh
+[ -f "$guest" ] || { echo "bench: error: no benchmark '$BENCH' (benchmarks/guest/*.sh)" >&2; exit 2; }
+to=$(sed -n 's/^# bench-timeout: //p' "$guest"); to=${to:-900}
+
+resolve() {	# resolve SPEC: print a bzImage path, building it if needed
+	case $1 in
+	base) make --no-print-directory -C "$TOP" base-kernel >&2 || return 1
+	      echo "$BUILD/obj/base/arch/x86/boot/bzImage" ;;
+	series) make --no-print-directory -C "$TOP" kernel >&2 || return 1
+		echo "$BUILD/obj/series/arch/x86/boot/bzImage" ;;
+	[0-9]|[0-9][0-9]) f=$(ls "$BUILD"/kernels/"$(printf %02d "$((10#$1))")"-*.bzImage 2>/dev/null | head -1)
+		[ -n "$f" ] || { echo "bench: error: no kernel for patch $1; run make bisect-build SAVE_KERNELS=1" >&2; return 1; }
+		echo "$f" ;;
+	*) [ -f "$1" ] || { echo "bench: error: no kernel '$1'" >&2; return 1; }
+	   echo "$1" ;;
+	esac
+}
+
+make --no-print-directory -C "$TOP" initramfs >&2 || exit 1
+ka=$(resolve "$A") || exit 1
+kb=$(resolve "$B") || exit 1
+stamp=$(date +%Y%m%d-%H%M%S)
+out=${BENCH_OUT:-$BUILD/bench/$BENCH-$stamp}
+mkdir -p "$out/logs"
+cp "$ka" "$out/A.bzImage"; cp "$kb" "$out/B.bzImage"
+res=$out/results.tsv
+printf 'round\tkernel\tmetric\tvalue\n' > "$res"
+{
+	echo "bench: $BENCH, A=$A ($ka), B=$B ($kb), $ROUNDS rounds, order A B per round"
+	echo "machine: QEMU TCG (no KVM), ${SMP:-2} vCPUs, ${MEM} MiB guest, host $(nproc) CPUs"
+	echo "command: make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS"
+} | tee "$out/README"
+export TOP BUILD
+t0=$(date +%s)
+for r in $(seq 1 "$ROUNDS"); do
+	for k in A B; do
+		log=$out/logs/$k-$r.log
+		"$TOP/scripts/qemu-run.sh" "$out/$k.bzImage" "$log" "$MEM" "$to" "/bench/$BENCH.sh" "${BENCH_CMDLINE:-}"
+		n=$(grep -c '^BENCH ' "$log")
+		grep -q '^BENCH-DONE' "$log" || echo "bench: warning: round $r kernel $k did not finish (log $log)"
+		grep -E 'BUG:|WARNING:|Oops|Kernel panic' "$log" | head -3 | sed 's/^/bench: kernel report: /'
+		awk -v r="$r" -v k="$k" '$1 == "BENCH" { printf "%s\t%s\t%s\t%s\n", r, k, $2, $3 }' "$log" >> "$res"
+		echo "bench: round $r/$ROUNDS $k: $n metrics, $(( $(date +%s) - t0 ))s elapsed"
+	done
+done
+python3 "$TOP/benchmarks/stats.py" "$res" --out "$out" --title "$BENCH: A=$A B=$B" \
+	--command "make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS" || exit 1
+ln -sfn "$(basename "$out")" "$BUILD/bench/latest"
+echo "bench: results in $out (results.json, results.md, *.png); total $(( $(date +%s) - t0 ))s"

@@ -1,0 +1,40 @@
+#!/bin/bash
+# make bisect-bench BENCH=<name> [ROUNDS=n]: the benchmark's metrics on the
+# base and after every patch, booted round-robin (base, 01, 02, ..., base,
+# 01, ...) so drift hits every kernel alike.  Reports each kernel's median
+# per metric and its ratio to the base with a bootstrap 95% interval, as a
+# table (bisect.md, bisect.json) and a plot per metric (bisect-*.png).
+set -uo pipefail
+: "${TOP:?}" "${BUILD:?}"
+BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-3} MEM=${BENCH_MEM:-2048}
+guest=$TOP/benchmarks/guest/$BENCH.sh
+[ -f "$guest" ] || { echo "bisect-bench: error: no benchmark '$BENCH'" >&2; exit 2; }
+to=$(sed -n 's/^# bench-timeout: //p' "$guest"); to=${to:-900}
+make --no-print-directory -C "$TOP" base-kernel initramfs || exit 1
+SAVE_KERNELS=1 BISECT_VARIANTS=0 "$TOP/scripts/bisect-build.sh" || exit 1
+out=$BUILD/bench/bisect-$BENCH-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out/logs"
+kernels=("00-base:$BUILD/obj/base/arch/x86/boot/bzImage")
+i=0
+while read -r p; do
+	i=$((i + 1))
+	n=$(printf %02d "$i")
+	kernels+=("$n:$BUILD/kernels/$n-${p%.patch}.bzImage")
+done < <("$TOP/scripts/series-list.sh")
+for k in "${kernels[@]}"; do cp "${k#*:}" "$out/${k%%:*}.bzImage"; done
+res=$out/results.tsv
+printf 'round\tkernel\tmetric\tvalue\n' > "$res"
+export TOP BUILD
+t0=$(date +%s)
+for r in $(seq 1 "$ROUNDS"); do
+	for k in "${kernels[@]}"; do
+		id=${k%%:*}
+		log=$out/logs/$id-$r.log
+		"$TOP/scripts/qemu-run.sh" "$out/$id.bzImage" "$log" "$MEM" "$to" "/bench/$BENCH.sh" "${BENCH_CMDLINE:-}"
+		awk -v r="$r" -v k="$id" '$1 == "BENCH" { printf "%s\t%s\t%s\t%s\n", r, k, $2, $3 }' "$log" >> "$res"
+		echo "bisect-bench: round $r/$ROUNDS kernel $id done, $(( $(date +%s) - t0 ))s elapsed"
+	done
+done
+python3 "$TOP/benchmarks/bisect_stats.py" "$res" --out "$out" \
+	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS" || exit 1
+echo "bisect-bench: results in $out"

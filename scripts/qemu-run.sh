@@ -1,0 +1,21 @@
+#!/bin/bash
+# Boot KERNEL with the project initramfs under QEMU (TCG) and run the named
+# guest scripts (paths inside the guest, or names under /tests).
+# usage: qemu-run.sh KERNEL LOG MEM_MB TIMEOUT_S SCRIPTS [EXTRA_CMDLINE]
+# Exit status: QEMU's, or 124 on timeout.  Env: SMP (2).
+set -uo pipefail
+kernel=$1 log=$2 mem=$3 to=$4 scripts=$5 extra=${6:-}
+initrd=${BUILD:?}/initramfs.cpio
+# Two legacy pmem regions (memmap=), two 256 MiB brd disks, a memory-backed
+# null_blk with 512 B blocks.
+cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic transparent_hugepage=madvise"
+cmdline+=" memmap=128M!1536M memmap=128M!1792M brd.rd_nr=2 brd.rd_size=262144"
+cmdline+=" null_blk.memory_backed=1 null_blk.gb=1 null_blk.bs=512"
+cmdline+=" syncio.tests=$scripts $extra"
+timeout -k 10 "$to" qemu-system-x86_64 -machine pc -cpu max -accel tcg \
+	-smp "${SMP:-2}" -m "$mem" -nographic -no-reboot \
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	</dev/null >"$log" 2>&1
+rc=$?
+sed -i 's/\r$//' "$log"
+exit $rc
