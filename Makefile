@@ -51,7 +51,7 @@ export QUILT_PATCHES := patches
 export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
-	bisect-build checkpatch check check-full test test-base test-debug \
+	bisect-build checkpatch sparse check check-full test test-inject test-base test-debug \
 	variants initramfs bisect-test bench bisect-bench mail clean distclean help
 
 all: deps base apply kernel
@@ -91,6 +91,9 @@ bisect-build: base
 variants: apply
 	@$(TOP)/scripts/bisect-build.sh --variants-only
 
+sparse: base
+	@$(TOP)/scripts/sparse-w1.sh
+
 checkpatch: base
 	@$(TOP)/scripts/checkpatch.sh
 
@@ -99,6 +102,9 @@ initramfs:
 
 test: initramfs
 	@$(TOP)/tests/run.sh $(KERNEL)
+
+test-inject: initramfs
+	@$(TOP)/tests/inject.sh $(KERNEL)
 
 test-base: base-kernel initramfs
 	@$(TOP)/tests/run.sh $(BASE_KERNEL)
@@ -118,10 +124,7 @@ bisect-test: base
 bench:
 	@$(TOP)/scripts/bench.sh
 
-bisect-bisect-test: base
-	@$(TOP)/scripts/bisect-test.sh
-
-bench:
+bisect-bench: base
 	@$(TOP)/scripts/bisect-bench.sh
 
 mail: base

@@ -30,6 +30,9 @@ swap_case() {
 		ktap_fail "$name $what: swapon $dev failed"
 		return
 	fi
+	# With syncio.inject=swap-corrupt one byte of one page is flipped
+	# before the final verify: the test must fail.
+	injecting swap-corrupt && flags+=" -c 1000"
 	# shellcheck disable=SC2086
 	out=$(run_in_cg "$cg" swapverify -s "$SET_MB" -n "$OPS" -w 30 -S "$KTAP_N" $flags 2>&1)
 	rc=$?

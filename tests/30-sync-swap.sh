@@ -23,6 +23,9 @@ pmem=$(pmem_dev 0)
 btt=$(btt_setup 1 4096)
 loop=$(loop_setup 128)
 devs=("zram:$zram:sync" "brd:$(brd_dev 0):sync" "pmem:$pmem:sync" "btt:$btt:sync" "loop:$loop:async")
+# With syncio.inject=sync-swap-loop the loop device is expected to be
+# synchronous: the readahead check must catch that it is not.
+injecting sync-swap-loop && devs[4]="loop:$loop:sync"
 ktap_plan $(( ${#devs[@]} * 2 ))
 # MADV_PAGEOUT alone leaves pages written to an asynchronous device in the
 # swap cache (writeback completes after reclaim looked at them), so the set

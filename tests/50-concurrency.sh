@@ -21,7 +21,10 @@ fio_verify() {	# fio_verify DEV OUTFILE
 		--randseed=77 --loops=2 > "$2" 2>&1
 }
 
-run_in_cg "$cg" swapverify -s 64 -n 30000 -S 1 > /tmp/sv1.out 2>&1 & p1=$!
+c1=""
+injecting conc-corrupt && c1="-c 500"
+# shellcheck disable=SC2086
+run_in_cg "$cg" swapverify -s 64 -n 30000 -S 1 $c1 > /tmp/sv1.out 2>&1 & p1=$!
 run_in_cg "$cg" swapverify -s 64 -n 30000 -S 2 > /tmp/sv2.out 2>&1 & p2=$!
 fio_verify "$brd" /tmp/fio1.out & p3=$!
 fio_verify "$btt" /tmp/fio2.out & p4=$!

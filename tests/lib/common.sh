@@ -1,6 +1,11 @@
 # Guest-side helpers shared by the tests: KTAP output and device setup.
 # shellcheck shell=bash
 
+# syncio.inject=NAME on the kernel command line breaks one thing on purpose
+# so that "make test-inject" can show that each test family catches it.
+INJECT=$(sed -n 's/.*syncio\.inject=\([^ ]*\).*/\1/p' /proc/cmdline)
+injecting() { [ "$INJECT" = "$1" ]; }
+
 KTAP_N=0
 KTAP_FAILED=0
 ktap_plan() { echo "KTAP version 1"; echo "1..$1"; }
