@@ -26,8 +26,9 @@ for p in "${patches[@]}"; do
 	# Number the subject and add the sender's Signed-off-by after the last
 	# trailer if it is not there yet.
 	awk -v sob="$sob" -v tag="[PATCH $(printf '%02d/%02d' "$i" "$n")]" '
-		!done_subj && /^Subject: \[PATCH\] / { sub(/\[PATCH\]/, tag); done_subj = 1 }
-		!done_subj && /^Subject: / { sub(/^Subject: /, "Subject: " tag " "); done_subj = 1 }
+		!done_subj && /^Subject: / {
+			sub(/^Subject: (\[[^]]*\] )?/, "Subject: " tag " "); done_subj = 1
+		}
 		/^Signed-off-by: / { if ($0 == sob) have = 1 }
 		/^---$/ && !sep { if (!have) print sob; sep = 1 }
 		{ print }' "$TOP/patches/$p" > "$f"

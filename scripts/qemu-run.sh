@@ -8,7 +8,11 @@ kernel=$1 log=$2 mem=$3 to=$4 scripts=$5 extra=${6:-}
 initrd=${BUILD:?}/initramfs.cpio
 # Two legacy pmem regions (memmap=), two 256 MiB brd disks, a memory-backed
 # null_blk with 512 B blocks.
+# tsc=reliable: TCG marks the TSC unstable and falls back to the HPET,
+# whose every read is an emulated MMIO exit costing microseconds; the block
+# layer's ktime_get() per bio would then weigh far more than on hardware.
 cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic transparent_hugepage=madvise"
+cmdline+=" clocksource=tsc tsc=reliable"
 cmdline+=" memmap=128M!1536M memmap=128M!1792M brd.rd_nr=2 brd.rd_size=262144"
 cmdline+=" null_blk.memory_backed=1 null_blk.gb=1 null_blk.bs=512"
 cmdline+=" syncio.tests=$scripts $extra"
