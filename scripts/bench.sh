@@ -9,7 +9,7 @@
 # SAVE_KERNELS=1).
 set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
-A=${A:-base} B=${B:-series} BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-6}
+A=${A:-base} B=${B:-series} BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-12}
 MEM=${BENCH_MEM:-2048}
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bench: error: no benchmark '$BENCH' (benchmarks/guest/*.sh)" >&2; exit 2; }
