@@ -17,7 +17,7 @@ q() { (cd "$TREE" && quilt --quiltrc=/dev/null "$@"); }
 build() {	# build LABEL OBJDIR FRAGMENT...
 	local label=$1 obj=$2 t0 rc log
 	shift 2
-	log=$logdir/$(tr -c 'A-Za-z0-9._-\n' _ <<< "$label").log
+	log=$logdir/$(tr -c 'A-Za-z0-9._\n-' _ <<< "$label").log
 	t0=$(date +%s)
 	"$TOP/scripts/build-kernel.sh" "$TREE" "$obj" "$@" > "$log" 2>&1
 	rc=$?
