@@ -116,7 +116,7 @@ test-debug: apply initramfs
 check: deps base
 	@$(TOP)/scripts/check.sh
 
-check-full: check variants test-base
+check-full: check sparse test-base test-inject
 
 bisect-test: base
 	@$(TOP)/scripts/bisect-test.sh

@@ -15,7 +15,7 @@ check() {	# check SRC OBJ LABEL
 	for f in $files; do
 		[ -f "$src/$f" ] || continue
 		make -s -C "$src" O="$obj" ARCH=x86_64 C=2 W=1 CHECK="sparse -Wno-decl" "${f%.c}.o" 2>&1 |
-			grep -E 'warning:|error:' | sed -E 's/:[0-9]+:[0-9]+:/:/; s|^.*/linux[^/]*/||' >> "$out/$label.txt"
+			grep -E 'warning:|error:' | sed -E 's/:[0-9]+(:[0-9]+)?:/:/; s|^.*/linux[^/]*/||' >> "$out/$label.txt"
 	done
 	sort -u -o "$out/$label.txt" "$out/$label.txt"
 }
