@@ -51,7 +51,7 @@ def main():
                 if k in summary[m]:
                     e = summary[m][k]
                     f.write(f"{i} {e['ratio']} {e['ci95'][0]} {e['ci95'][1]}\n")
-        script = f"""set terminal png size 900,400
+        script = f"""set terminal png noenhanced size 900,400
 set output '{os.path.join(args.out, f"bisect-{m}.png")}'
 set title "{m}: ratio to base after each patch (95% interval)"
 set xtics ({', '.join(f'"{k}" {i}' for i, k in enumerate(kernels))})

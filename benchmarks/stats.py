@@ -82,7 +82,7 @@ def plot(summary, outdir, title):
             f.write(f"{i} {e['ratio']} {e['ci95'][0]} {e['ci95'][1]} \"{m}\"\n")
     png = os.path.join(outdir, "ratios.png")
     script = f"""
-set terminal png size 1000,{200 + 22 * len(ms)}
+set terminal png noenhanced size 1000,{200 + 22 * len(ms)}
 set output '{png}'
 set title "{title}: B/A ratio of medians, 95% bootstrap interval"
 set ytics ({', '.join(f'"{m}" {i}' for i, m in enumerate(ms))})
