@@ -9,12 +9,7 @@ for a in $(cat /proc/cmdline); do
 	case "$a" in bench.devs=*) d=${a#bench.devs=} ;; esac
 done
 T=/sys/kernel/tracing
-case $d in
-zram) dev=$(zram_setup 256M lzo) ;;
-brd) dev=$(brd_dev 0) ;;
-pmem) dev=$(pmem_dev 0) ;;
-btt) dev=$(btt_setup 1 4096) ;;
-esac
+dev=$(dev_setup "$d") || { echo "BENCH-ERROR no device $d"; exit 1; }
 swap_on "$dev"
 cg=$(memcg_setup graph 16M)
 run_in_cg "$cg" swaplat -s 48 -n 3000 -W 3000 -w 30 -S 7 > /dev/null

@@ -32,13 +32,7 @@ profile() {
 }
 
 for d in $DEVS; do
-	case $d in
-	zram) dev=$(zram_setup 256M lzo) ;;
-	brd) dev=$(brd_dev 0) ;;
-	pmem) dev=$(pmem_dev 0) ;;
-	btt) dev=$(btt_setup 1 4096) ;;
-	*) echo "BENCH-ERROR unknown device $d"; continue ;;
-	esac
+	dev=$(dev_setup "$d") || { echo "BENCH-ERROR no device $d"; continue; }
 	swap_on "$dev" || { echo "BENCH-ERROR swapon $d"; continue; }
 	echo 1 > $T/function_profile_enabled
 	out=$(run_in_cg "$cg" swaplat -s "$SET_MB" -n "$N" -W 3000 -w 30 -S 7)

@@ -96,6 +96,18 @@ loop_setup() {
 	losetup -f --show $f
 }
 
+# dev_setup NAME: set up the named test device (zram lzo 256 MiB, brd,
+# pmem, btt 4096 B), print its path.
+dev_setup() {
+	case $1 in
+	zram) zram_setup 256M lzo ;;
+	brd) brd_dev 0 ;;
+	pmem) pmem_dev 0 ;;
+	btt) btt_setup 1 4096 ;;
+	*) return 1 ;;
+	esac
+}
+
 lbs() { cat "/sys/block/$(basename "$1")/queue/logical_block_size"; }
 
 # Make the named cgroup v2 group with a memory.max, print its path.
