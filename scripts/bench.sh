@@ -11,9 +11,9 @@ set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
 A=${A:-base} B=${B:-series} BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-12}
 MEM=${BENCH_MEM:-2048}
+export BENCH_MEM=$MEM
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bench: error: no benchmark '$BENCH' (benchmarks/guest/*.sh)" >&2; exit 2; }
-to=$(sed -n 's/^# bench-timeout: //p' "$guest"); to=${to:-900}
 
 resolve() {	# resolve SPEC: print a bzImage path, building it if needed
 	case $1 in
@@ -48,11 +48,7 @@ t0=$(date +%s)
 for r in $(seq 1 "$ROUNDS"); do
 	for k in A B; do
 		log=$out/logs/$k-$r.log
-		"$TOP/scripts/qemu-run.sh" "$out/$k.bzImage" "$log" "$MEM" "$to" "/bench/$BENCH.sh" "${BENCH_CMDLINE:-}"
-		n=$(grep -c '^BENCH ' "$log")
-		grep -q '^BENCH-DONE' "$log" || echo "bench: warning: round $r kernel $k did not finish (log $log)"
-		grep -E 'BUG:|WARNING:|Oops|Kernel panic' "$log" | head -3 | sed 's/^/bench: kernel report: /'
-		awk -v r="$r" -v k="$k" '$1 == "BENCH" { printf "%s\t%s\t%s\t%s\n", r, k, $2, $3 }' "$log" >> "$res"
+		n=$("$TOP/scripts/bench-boot.sh" "$out/$k.bzImage" "$log" "$BENCH" "$r" "$k" "$res")
 		echo "bench: round $r/$ROUNDS $k: $n metrics, $(( $(date +%s) - t0 ))s elapsed"
 	done
 done

@@ -6,10 +6,9 @@
 # table (bisect.md, bisect.json) and a plot per metric (bisect-*.png).
 set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
-BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-3} MEM=${BENCH_MEM:-2048}
+BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-3}
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bisect-bench: error: no benchmark '$BENCH'" >&2; exit 2; }
-to=$(sed -n 's/^# bench-timeout: //p' "$guest"); to=${to:-900}
 make --no-print-directory -C "$TOP" base-kernel initramfs || exit 1
 SAVE_KERNELS=1 BISECT_VARIANTS=0 "$TOP/scripts/bisect-build.sh" || exit 1
 out=$BUILD/bench/bisect-$BENCH-$(date +%Y%m%d-%H%M%S)
@@ -30,8 +29,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	for k in "${kernels[@]}"; do
 		id=${k%%:*}
 		log=$out/logs/$id-$r.log
-		"$TOP/scripts/qemu-run.sh" "$out/$id.bzImage" "$log" "$MEM" "$to" "/bench/$BENCH.sh" "${BENCH_CMDLINE:-}"
-		awk -v r="$r" -v k="$id" '$1 == "BENCH" { printf "%s\t%s\t%s\t%s\n", r, k, $2, $3 }' "$log" >> "$res"
+		"$TOP/scripts/bench-boot.sh" "$out/$id.bzImage" "$log" "$BENCH" "$r" "$id" "$res" >/dev/null
 		echo "bisect-bench: round $r/$ROUNDS kernel $id done, $(( $(date +%s) - t0 ))s elapsed"
 	done
 done
