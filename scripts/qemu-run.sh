@@ -2,7 +2,11 @@
 # Boot KERNEL with the project initramfs under QEMU (TCG) and run the named
 # guest scripts (paths inside the guest, or names under /tests).
 # usage: qemu-run.sh KERNEL LOG MEM_MB TIMEOUT_S SCRIPTS [EXTRA_CMDLINE]
-# Exit status: QEMU's, or 124 on timeout.  Env: SMP (2).
+# Exit status: QEMU's, or 124 on timeout.  Env: SMP (2), ICOUNT (unset).
+# ICOUNT=1 runs the guest with -icount shift=0: its clock advances one
+# nanosecond per emulated instruction, so a time the guest measures is an
+# instruction count, free of host noise.  It implies one vCPU: secondary
+# CPU bring-up does not finish under -icount with QEMU 7.2.
 set -uo pipefail
 kernel=$1 log=$2 mem=$3 to=$4 scripts=$5 extra=${6:-}
 initrd=${BUILD:?}/initramfs.cpio
@@ -16,8 +20,11 @@ cmdline+=" clocksource=tsc tsc=reliable"
 cmdline+=" memmap=128M!1536M memmap=128M!1792M brd.rd_nr=2 brd.rd_size=262144"
 cmdline+=" null_blk.memory_backed=1 null_blk.gb=1 null_blk.bs=512"
 cmdline+=" syncio.tests=$scripts $extra"
-timeout -k 10 "$to" qemu-system-x86_64 -machine pc -cpu max -accel tcg \
-	-smp "${SMP:-2}" -m "$mem" -nographic -no-reboot \
+accel=(-accel tcg)
+smp=${SMP:-2}
+[ -n "${ICOUNT:-}" ] && accel=(-accel tcg -icount shift=0,sleep=off) smp=1
+timeout -k 10 "$to" qemu-system-x86_64 -machine pc -cpu max "${accel[@]}" \
+	-smp "$smp" -m "$mem" -nographic -no-reboot \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	</dev/null >"$log" 2>&1
 rc=$?

@@ -2,18 +2,23 @@
 # Where the time of one swap-in and one swap-out goes: the ftrace
 # function_graph tracer limited to swap_readpage() and swap_writepage(),
 # for a short swaplat run on one device (bench.devs=..., default pmem).
-# Prints the call graph of a few calls of each, for reading, not timing.
+# Prints the call graph of a few calls of each, for reading, not timing
+# (bench.graph=FUNC limits it to one function).
 . /tests/lib/common.sh
 d=pmem
+G="swap_readpage swap_writepage"
 for a in $(cat /proc/cmdline); do
-	case "$a" in bench.devs=*) d=${a#bench.devs=} ;; esac
+	case "$a" in
+	bench.devs=*) d=${a#bench.devs=} ;;
+	bench.graph=*) G=${a#bench.graph=} ;;
+	esac
 done
 T=/sys/kernel/tracing
 dev=$(dev_setup "$d") || { echo "BENCH-ERROR no device $d"; exit 1; }
 swap_on "$dev"
 cg=$(memcg_setup graph 16M)
 run_in_cg "$cg" swaplat -s 48 -n 3000 -W 3000 -w 30 -S 7 > /dev/null
-echo "swap_readpage swap_writepage" > $T/set_graph_function
+echo "$G" > $T/set_graph_function
 echo 0 > $T/options/funcgraph-irqs 2>/dev/null
 echo 8192 > $T/buffer_size_kb
 echo function_graph > $T/current_tracer

@@ -12,17 +12,27 @@
 # The entry points have the same names on the base kernel (rw_page) and on
 # the series (on-stack bio): swap_readpage() and swap_writepage() in
 # mm/page_io.c, both called out of line.
+# bench.funcs=f1,f2,... (kernel command line) also profiles those functions
+# and prints BENCH <device>.fn.<f>_us and _calls; each profiled function
+# adds the profiler's own cost to the functions that call it, so use this
+# to find where time goes (with ICOUNT=1), not for the headline numbers.
 . /tests/lib/common.sh
 DEVS=${BENCH_DEVS:-zram brd pmem btt}
 SET_MB=${BENCH_SET_MB:-96}
 N=${BENCH_N:-12000}
 T=/sys/kernel/tracing
 for a in $(cat /proc/cmdline); do
-	case "$a" in bench.devs=*) DEVS=${a#bench.devs=}; DEVS=${DEVS//,/ } ;; esac
+	case "$a" in
+	bench.devs=*) DEVS=${a#bench.devs=}; DEVS=${DEVS//,/ } ;;
+	bench.funcs=*) FUNCS=${a#bench.funcs=}; FUNCS=${FUNCS//,/ } ;;
+	esac
 done
 
 echo 0 > $T/function_profile_enabled
 echo "swap_readpage swap_writepage" > $T/set_ftrace_filter || { echo "BENCH-ERROR no ftrace filter"; exit 1; }
+for f in ${FUNCS:-}; do
+	echo "$f" >> $T/set_ftrace_filter 2>/dev/null || echo "BENCH-WARN cannot trace $f"
+done
 cg=$(memcg_setup bench "$((SET_MB / 3))M")
 
 # profile FUNCTION: "hits total_us" summed over all CPUs.
@@ -50,5 +60,10 @@ for d in $DEVS; do
 		[ -n "$v" ] && awk -v v="$v" -v d="$d" -v k="$k" 'BEGIN { printf "BENCH %s.fault_%s_us %.3f\n", d, k, v / 1000 }'
 	done
 	echo "BENCH $d.faults $(sed -n 's/^faults=//p' <<< "$out")"
+	for f in ${FUNCS:-}; do
+		read -r fh ft <<< "$(profile "$f")"
+		[ "$fh" -gt 0 ] && awk -v h="$fh" -v t="$ft" -v d="$d" -v f="$f" \
+			'BEGIN { printf "BENCH %s.fn.%s_us %.3f\nBENCH %s.fn.%s_calls %d\n", d, f, t / h, d, f, h }'
+	done
 done
 echo "BENCH-DONE"
