@@ -55,8 +55,8 @@ copy_bin /usr/bin/fio /usr/bin/fio
 copy_bin /sbin/mke2fs /sbin/mke2fs
 copy_bin /usr/bin/bc /usr/bin/bc
 for m in mkfs.ext4 mkfs.ext2; do ln -sf mke2fs "$stage/sbin/$m"; done
-# util-linux's swap and loop tools: busybox's lack swapon -p and losetup --show.
-for b in swapon swapoff mkswap losetup; do
+# util-linux tools: busybox lacks swapon -p, losetup --show and blkdiscard -z.
+for b in swapon swapoff mkswap losetup blkdiscard; do
 	rm -f "$stage/bin/$b"
 	copy_bin "/sbin/$b" "/sbin/$b"
 done

@@ -11,7 +11,9 @@ quilt() { command quilt --quiltrc=/dev/null "$@"; }
 # Has the series changed under applied patches?  Then pop first.
 resync() {
 	local applied
-	applied=$(quilt applied 2>/dev/null || true)
+	# Read quilt's own record: "quilt applied" refuses to answer once the
+	# series no longer lists an applied patch, which is the case here.
+	applied=$(cat .pc/applied-patches 2>/dev/null || true)
 	[ -n "$applied" ] || return 0
 	local i=0 p
 	mapfile -t want < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]].*//' "$TOP/series")

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 kernel=${1:?usage: tests/inject.sh KERNEL}
 cases=("10-raw-integrity.sh:raw-overwrite" "20-swap-integrity.sh:swap-corrupt"
        "30-sync-swap.sh:sync-swap-loop" "40-zram-kselftest.sh:zram-kselftest"
-       "50-concurrency.sh:conc-corrupt")
+       "50-concurrency.sh:conc-corrupt" "60-bio-wait.sh:bio-wait-corrupt")
 passed=0 failed=0 n=0
 echo "KTAP version 1"
 echo "1..${#cases[@]}"
