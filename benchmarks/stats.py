@@ -55,7 +55,7 @@ def spread(d):
     return f"{d['min']:.3g}-{d['max']:.3g}"
 
 
-def table(summary, title, command):
+def table(summary, title, command, machine):
     lines = [f"### {title}", "",
              "| metric | A median (min-max) | B median (min-max) | B/A | 95% CI | verdict |",
              "|---|---|---|---|---|---|"]
@@ -65,8 +65,8 @@ def table(summary, title, command):
         lines.append(f"| {m} | {e['a']['median']:.3f} ({spread(e['a'])}) | "
                      f"{e['b']['median']:.3f} ({spread(e['b'])}) | {e['ratio']:.3f} | "
                      f"{e['ci95'][0]:.3f}-{e['ci95'][1]:.3f} | {e['verdict']} |")
-    lines += ["", f"Produced by `{command}` (QEMU TCG; times are guest times"
-              " under emulation, compare ratios, not absolute values)."]
+    lines += ["", f"Produced by `{command}` on {machine}; times are guest times"
+              " under emulation: compare ratios, not absolute values."]
     return "\n".join(lines) + "\n"
 
 
@@ -105,6 +105,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--title", default="A/B")
     ap.add_argument("--command", default="")
+    ap.add_argument("--machine", default="QEMU TCG")
     args = ap.parse_args()
     with open(args.results) as f:
         hdr = f.readline().rstrip("\n").split("\t")
@@ -113,10 +114,10 @@ def main():
     if not summary:
         print("stats: error: no metric has values for both A and B", file=sys.stderr)
         return 1
-    md = table(summary, args.title, args.command)
+    md = table(summary, args.title, args.command, args.machine)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"title": args.title, "command": args.command,
-                   "machine": "QEMU TCG", "metrics": summary}, f, indent=1)
+                   "machine": args.machine, "metrics": summary}, f, indent=1)
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write(md)
     plot(summary, args.out, args.title)

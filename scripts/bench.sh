@@ -38,10 +38,18 @@ mkdir -p "$out/logs"
 cp "$ka" "$out/A.bzImage"; cp "$kb" "$out/B.bzImage"
 res=$out/results.tsv
 printf 'round\tkernel\tmetric\tvalue\n' > "$res"
+# ICOUNT=1: guest clock = emulated instruction count (see qemu-run.sh).
+if [ -n "${ICOUNT:-}" ]; then
+	machine="QEMU TCG with -icount shift=0 (no KVM), 1 vCPU, ${MEM} MiB guest: a guest ns is one emulated instruction"
+	cmd="make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS ICOUNT=1"
+else
+	machine="QEMU TCG (no KVM), ${SMP:-2} vCPUs, ${MEM} MiB guest, host $(nproc) CPUs"
+	cmd="make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS"
+fi
 {
 	echo "bench: $BENCH, A=$A ($ka), B=$B ($kb), $ROUNDS rounds, order A B per round"
-	echo "machine: QEMU TCG (no KVM), ${SMP:-2} vCPUs, ${MEM} MiB guest, host $(nproc) CPUs"
-	echo "command: make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS"
+	echo "machine: $machine"
+	echo "command: $cmd"
 } | tee "$out/README"
 export TOP BUILD
 t0=$(date +%s)
@@ -53,6 +61,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 python3 "$TOP/benchmarks/stats.py" "$res" --out "$out" --title "$BENCH: A=$A B=$B" \
-	--command "make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS" || exit 1
+	--command "$cmd" --machine "$machine" || exit 1
 ln -sfn "$(basename "$out")" "$BUILD/bench/latest"
 echo "bench: results in $out (results.json, results.md, *.png); total $(( $(date +%s) - t0 ))s"

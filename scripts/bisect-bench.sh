@@ -4,6 +4,9 @@
 # 01, ...) so drift hits every kernel alike.  Reports each kernel's median
 # per metric and its ratio to the base with a bootstrap 95% interval, as a
 # table (bisect.md, bisect.json) and a plot per metric (bisect-*.png).
+# ICOUNT=1 measures emulated instructions instead of time (qemu-run.sh):
+# then one round is exact, and a patch that adds or saves a few dozen
+# instructions per call shows up.
 set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
 BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-3}
@@ -34,5 +37,5 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 python3 "$TOP/benchmarks/bisect_stats.py" "$res" --out "$out" \
-	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS" || exit 1
+	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS${ICOUNT:+ ICOUNT=1}" || exit 1
 echo "bisect-bench: results in $out"
