@@ -5,7 +5,8 @@
 set -euo pipefail
 src=$1 obj=$2
 shift 2
-frags=("$@")
+frags=()
+for f in "$@"; do frags+=("$(realpath "$f")"); done	# merge_config runs in $obj
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$obj"
 obj=$(realpath "$obj")
@@ -27,6 +28,7 @@ kmake() { make -s -C "$src" O="$obj" ARCH=x86_64 CC="$cc" -j"$JOBS" "$@"; }
 stamp="$obj/.fragments"
 want=$(for f in "${frags[@]}"; do echo "$f $(sha256sum < "$f")"; done)
 if [ ! -f "$obj/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+	rm -f "$stamp"	# a failed reconfiguration must not look done
 	kmake tinyconfig >/dev/null
 	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}" >"$obj/merge.log" 2>&1) ||
 		{ cat "$obj/merge.log" >&2; die "merge_config.sh failed"; }
