@@ -46,7 +46,7 @@ def section(res):
                 return f"{v[0]:>6} ({v[1]}-{v[2]})"
             out.append(f"  {d:6} {label:26} {cell(a):>20} {cell(b):>20} {e['ratio']:6.3f}"
                        f"  {ci[0]:.3f}-{ci[1]:.3f} {verdict(ci)}")
-    out += ["", f"Machine: {res.get('machine', 'QEMU TCG')}, on a 2-core host.",
+    out += ["", f"Machine: {res.get('machine', 'QEMU TCG')}.",
             f"Command: {res['command']}", ""]
     slower = sorted(k for k, e in m.items()
                     if k.endswith(("swapin_us", "swapout_us")) and e["ci95"][0] > 1.0)
