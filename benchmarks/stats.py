@@ -29,6 +29,20 @@ def ratio_ci(a, b, n=5000, seed=1):
     return rs[int(0.025 * len(rs))], rs[int(0.975 * len(rs)) - 1]
 
 
+# Throughput metrics (MiB/s, IOPS) are better when higher; every other
+# metric (times, instruction counts, fault latencies) when lower.
+HIGHER_IS_BETTER = ("_mibs", "_iops")
+
+
+def verdict(metric, lo, hi):
+    if lo <= 1.0 <= hi:
+        return "within noise"
+    b_higher = lo > 1.0
+    if metric.endswith(HIGHER_IS_BETTER):
+        return "B faster" if b_higher else "B slower"
+    return "B slower" if b_higher else "B faster"
+
+
 def summarise(rows):
     data = defaultdict(lambda: defaultdict(list))
     for r in rows:
@@ -44,9 +58,7 @@ def summarise(rows):
              "b": {"median": mb, "min": min(b), "max": max(b), "values": b}}
         if ma:
             lo, hi = ratio_ci(a, b)
-            e.update(ratio=mb / ma, ci95=[lo, hi],
-                     verdict="within noise" if lo <= 1.0 <= hi else
-                     ("B slower" if lo > 1.0 else "B faster"))
+            e.update(ratio=mb / ma, ci95=[lo, hi], verdict=verdict(metric, lo, hi))
         out[metric] = e
     return out
 
@@ -87,7 +99,7 @@ set output '{png}'
 set title "{title}: B/A ratio of medians, 95% bootstrap interval"
 set ytics ({', '.join(f'"{m}" {i}' for i, m in enumerate(ms))})
 set yrange [-1:{len(ms)}]
-set xlabel "B/A (below 1.00: B faster)"
+set xlabel "B/A (times: below 1.00 is B faster; MiB/s: above 1.00 is B faster)"
 set grid x
 set arrow from 1,-1 to 1,{len(ms)} nohead lc rgb "red"
 plot '{dat}' using 2:1:3:4 with xerrorbars title "ratio"

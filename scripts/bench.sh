@@ -46,6 +46,7 @@ else
 	machine="QEMU TCG (no KVM), ${SMP:-2} vCPUs, ${MEM} MiB guest, host $(nproc) CPUs"
 	cmd="make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS"
 fi
+[ -n "${BENCH_CMDLINE:-}" ] && cmd+=" BENCH_CMDLINE='$BENCH_CMDLINE'"
 {
 	echo "bench: $BENCH, A=$A ($ka), B=$B ($kb), $ROUNDS rounds, order A B per round"
 	echo "machine: $machine"
