@@ -39,12 +39,11 @@ cp "$ka" "$out/A.bzImage"; cp "$kb" "$out/B.bzImage"
 res=$out/results.tsv
 printf 'round\tkernel\tmetric\tvalue\n' > "$res"
 # ICOUNT=1: guest clock = emulated instruction count (see qemu-run.sh).
+cmd="make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS"
+machine="QEMU TCG (no KVM), ${SMP:-2} vCPUs, ${MEM} MiB guest, host $(nproc) CPUs"
 if [ -n "${ICOUNT:-}" ]; then
 	machine="QEMU TCG with -icount shift=0 (no KVM), 1 vCPU, ${MEM} MiB guest: a guest ns is one emulated instruction"
-	cmd="make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS ICOUNT=1"
-else
-	machine="QEMU TCG (no KVM), ${SMP:-2} vCPUs, ${MEM} MiB guest, host $(nproc) CPUs"
-	cmd="make bench A=$A B=$B BENCH=$BENCH ROUNDS=$ROUNDS"
+	cmd+=" ICOUNT=1"
 fi
 [ -n "${BENCH_CMDLINE:-}" ] && cmd+=" BENCH_CMDLINE='$BENCH_CMDLINE'"
 {
