@@ -51,7 +51,8 @@ apply)
 	echo "quilt: series applied ($(quilt applied | wc -l) patches)"
 	;;
 unapply)
-	if quilt applied >/dev/null 2>&1; then
+	# Not "quilt applied": it refuses to answer when the series changed.
+	if [ -s .pc/applied-patches ]; then
 		quilt pop -a -f -q >/dev/null
 	fi
 	rm -rf .pc/*.orig-patch
