@@ -97,7 +97,7 @@ sparse: base
 checkpatch: base
 	@$(TOP)/scripts/checkpatch.sh
 
-initramfs:
+initramfs: base
 	@$(TOP)/scripts/mkinitramfs.sh
 
 test: initramfs
@@ -121,7 +121,7 @@ check-full: check sparse test-base test-inject
 bisect-test: base
 	@$(TOP)/scripts/bisect-test.sh
 
-bench:
+bench: deps base
 	@$(TOP)/scripts/bench.sh
 
 bisect-bench: base
