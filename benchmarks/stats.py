@@ -29,9 +29,10 @@ def ratio_ci(a, b, n=5000, seed=1):
     return rs[int(0.025 * len(rs))], rs[int(0.975 * len(rs)) - 1]
 
 
-# Throughput metrics (MiB/s, IOPS) are better when higher; every other
-# metric (times, instruction counts, fault latencies) when lower.
-HIGHER_IS_BETTER = ("_mibs", "_iops")
+# Throughput metrics (MiB/s, IOPS: names ending in _mibs or _iops, or
+# with mibs or iops as their last dotted part) are better when higher;
+# every other metric (times, instruction counts, latencies, CPU) when lower.
+HIGHER_IS_BETTER = ("_mibs", "_iops", ".mibs", ".iops")
 
 
 def verdict(metric, lo, hi):

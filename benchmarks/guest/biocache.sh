@@ -9,7 +9,7 @@
 # path seed 004 had to disable; an asynchronous one allocates every bio
 # from a bio_set and frees it on completion, which is the work a per-CPU
 # bio cache saves.  Metrics:
-#   biocache.j<N>.iops          4 KiB random-read IOPS, N jobs (1 and one
+#   biocache.j<N>.read_iops     4 KiB random-read IOPS, N jobs (1 and one
 #                               per vCPU), 4 s each, no tracing
 #   biocache.fn.<f>_us, _calls  bio_alloc_bioset() and bio_put() per call
 #                               (ftrace function profiler, separate run;
@@ -40,7 +40,7 @@ nullfio() {	# nullfio JOBS EXTRA...: print read IOPS
 cpus=$(nproc)
 for jobs in $(echo 1 "$cpus" | tr ' ' '\n' | sort -un); do
 	nullfio "$jobs" --size=1G --time_based --runtime=4 --ramp_time=1 > /dev/null
-	echo "BENCH biocache.j$jobs.iops $(nullfio "$jobs" --size=1G --time_based --runtime=4)"
+	echo "BENCH biocache.j$jobs.read_iops $(nullfio "$jobs" --size=1G --time_based --runtime=4)"
 done
 
 # Per-call cost: a fixed number of reads with the function profiler on.

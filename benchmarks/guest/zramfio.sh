@@ -4,7 +4,7 @@
 # methodology): seq-read, rand-read, seq-write, rand-write, mixed-seq,
 # mixed-rand; 1 job and one job per vCPU; lzo and zstd as the slow one (the
 # seed used deflate: bench.zram_algs=lzo,deflate; a deflate boot took over
-# 5 minutes under TCG, a zstd one about 2.5); direct=1 and
+# 5 minutes under TCG, a zstd one about 1.5); direct=1 and
 # buffered with fsync_on_close=1.  One line per result:
 #     BENCH zram.<alg>.<mode>.<pattern>.j<jobs>.<read|write>_mibs <MiB/s>
 . /tests/lib/common.sh
