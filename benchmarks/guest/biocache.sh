@@ -50,8 +50,8 @@ echo 1 > $T/function_profile_enabled
 nullfio 1 --size=1G --number_ios=20000 > /dev/null
 echo 0 > $T/function_profile_enabled
 for f in $FUNCS; do
-	cat $T/trace_stat/function* 2>/dev/null |
-		awk -v f="$f" '$1 == f { h += $2; t += $3 }
-			END { if (h > 0) printf "BENCH biocache.fn.%s_us %.3f\nBENCH biocache.fn.%s_calls %d\n", f, t / h, f, h }'
+	read -r h t <<< "$(profile "$f")"
+	awk -v f="$f" -v h="$h" -v t="$t" \
+		'BEGIN { if (h > 0) printf "BENCH biocache.fn.%s_us %.3f\nBENCH biocache.fn.%s_calls %d\n", f, t / h, f, h }'
 done
 echo "BENCH-DONE"

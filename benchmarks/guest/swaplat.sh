@@ -35,12 +35,6 @@ for f in ${FUNCS:-}; do
 done
 cg=$(memcg_setup bench "$((SET_MB / 3))M")
 
-# profile FUNCTION: "hits total_us" summed over all CPUs.
-profile() {
-	cat $T/trace_stat/function* 2>/dev/null |
-		awk -v f="$1" '$1 == f { h += $2; t += $3 } END { printf "%d %.3f\n", h, t }'
-}
-
 for d in $DEVS; do
 	dev=$(dev_setup "$d") || { echo "BENCH-ERROR no device $d"; continue; }
 	swap_on "$dev" || { echo "BENCH-ERROR swapon $d"; continue; }
