@@ -43,7 +43,7 @@ BASE_KERNEL := $(BASEOBJ)/arch/x86/boot/bzImage
 FRAGMENTS := $(sort $(wildcard $(TOP)/kconfig-fragments/[0-9]*.config))
 VARIANTS  := modules noswap nodma nopmem
 
-export A B BENCH ROUNDS SAVE_KERNELS ICOUNT
+export A B BENCH ROUNDS SAVE_KERNELS ICOUNT DEVS
 export TOP BUILD TREE BASETREE GITTREE OBJ BASEOBJ BASE_VERSION DEB_VERSION \
 	BASE_SHA256 BASE KSRC BASE_TARBALL JOBS FRAGMENTS VARIANTS AUTHOR \
 	AUTHOR_NAME AUTHOR_EMAIL
@@ -52,7 +52,7 @@ export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
 	bisect-build checkpatch sparse check check-full test test-inject test-base test-debug \
-	variants initramfs bisect-test bench bisect-bench mail clean distclean help
+	variants initramfs bisect-test bench bisect-bench insn-profile mail clean distclean help
 
 all: deps base apply kernel
 	@echo "bzImage: $(KERNEL)"
@@ -126,6 +126,9 @@ bench: deps base
 
 bisect-bench: base
 	@$(TOP)/scripts/bisect-bench.sh
+
+insn-profile: deps base
+	@$(TOP)/scripts/insn-profile.sh
 
 mail: base
 	@$(TOP)/scripts/mail.sh

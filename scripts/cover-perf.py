@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Write the performance section of cover-letter.txt from bench results
-files (results.json from make bench), one subsection per file.  Everything
+files (results.json from make bench) and make insn-profile reports
+(report.md), one subsection per file, in the order given.  Everything
 after the line "Performance" and its underline is replaced.  swaplat runs
 get the per-device swap table; any other benchmark (zramfio, biocache,
 pmemcopy, ...) a table of all its metrics.
@@ -107,6 +108,31 @@ def section(res):
     return out
 
 
+def insn_section(path):
+    """The by-stage table of a make insn-profile report.md."""
+    rows, grab = [], False
+    for line in open(path):
+        if line.startswith("## B - A per swap I/O, by stage"):
+            grab = True
+        elif line.startswith("## "):
+            grab = False
+        elif grab and line.startswith("|") and not line.startswith("|---"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    if not rows:
+        raise SystemExit(f"cover-perf: no by-stage table in {path}")
+    w0 = max(len(r[0]) for r in rows)
+    ws = [max(len(r[i]) for r in rows) for i in range(1, len(rows[0]))]
+    out = ["Where the extra instructions go, per swap I/O (swap-ins plus swap-outs",
+           "of one swaplat run; B - A, every executed instruction counted by a QEMU",
+           "TCG plugin and attributed to its kernel function, then grouped by stage;",
+           "the per-function tables are in the report):", ""]
+    for r in rows:
+        out.append("  " + r[0].ljust(w0) + "".join("  " + c.rjust(w) for c, w in zip(r[1:], ws)))
+    out += ["", "Machine: QEMU TCG with -icount shift=0 (no KVM), 1 vCPU, 2048 MiB guest.",
+            "Command: make insn-profile (A=base B=series, one boot per kernel and device)", ""]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results", nargs="+")
@@ -115,6 +141,9 @@ def main():
     out = ["Performance", "-----------"]
     seen = set()
     for r in args.results:
+        if r.endswith(".md"):
+            out += insn_section(r)
+            continue
         res = json.load(open(r))
         name = bench_name(res)
         if name not in seen:

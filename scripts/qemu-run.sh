@@ -2,7 +2,9 @@
 # Boot KERNEL with the project initramfs under QEMU (TCG) and run the named
 # guest scripts (paths inside the guest, or names under /tests).
 # usage: qemu-run.sh KERNEL LOG MEM_MB TIMEOUT_S SCRIPTS [EXTRA_CMDLINE]
-# Exit status: QEMU's, or 124 on timeout.  Env: SMP (2), ICOUNT (unset).
+# Exit status: QEMU's, or 124 on timeout.  Env: SMP (2), ICOUNT (unset),
+# QEMU_EXTRA (more QEMU options, split at blanks; e.g. -plugin for
+# scripts/insn-profile.sh).
 # ICOUNT=1 runs the guest with -icount shift=0: its clock advances one
 # nanosecond per emulated instruction, so a time the guest measures is an
 # instruction count, free of host noise.  It implies one vCPU: secondary
@@ -22,10 +24,12 @@ cmdline+=" null_blk.memory_backed=1 null_blk.gb=1 null_blk.bs=512"
 cmdline+=" syncio.tests=$scripts $extra"
 accel=(-accel tcg)
 smp=${SMP:-2}
+# shellcheck disable=SC2054	# -icount takes a comma-separated option list
 [ -n "${ICOUNT:-}" ] && accel=(-accel tcg -icount shift=0,sleep=off) smp=1
+read -ra extra_qemu <<< "${QEMU_EXTRA:-}"
 timeout -k 10 "$to" qemu-system-x86_64 -machine pc -cpu max "${accel[@]}" \
 	-smp "$smp" -m "$mem" -nographic -no-reboot \
-	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" "${extra_qemu[@]}" \
 	</dev/null >"$log" 2>&1
 rc=$?
 sed -i 's/\r$//' "$log"
