@@ -21,8 +21,11 @@ resolve() {	# resolve SPEC: print a bzImage path, building it if needed
 	      echo "$BUILD/obj/base/arch/x86/boot/bzImage" ;;
 	series) make --no-print-directory -C "$TOP" kernel >&2 || return 1
 		echo "$BUILD/obj/series/arch/x86/boot/bzImage" ;;
-	[0-9]|[0-9][0-9]) f=$(ls "$BUILD"/kernels/"$(printf %02d "$((10#$1))")"-*.bzImage 2>/dev/null | head -1)
-		[ -n "$f" ] || { echo "bench: error: no kernel for patch $1; run make bisect-build SAVE_KERNELS=1" >&2; return 1; }
+	[0-9]|[0-9][0-9]) # the current series' patch NN, not a kernel left by an older series
+		p=$(sed -n "$((10#$1))p" "$TOP/series")
+		[ -n "$p" ] || { echo "bench: error: the series has no patch $1" >&2; return 1; }
+		f=$BUILD/kernels/$(printf %02d "$((10#$1))")-${p%.patch}.bzImage
+		[ -f "$f" ] || { echo "bench: error: no kernel for patch $1 ($p); run make bisect-build SAVE_KERNELS=1" >&2; return 1; }
 		echo "$f" ;;
 	*) [ -f "$1" ] || { echo "bench: error: no kernel '$1'" >&2; return 1; }
 	   echo "$1" ;;

@@ -51,6 +51,8 @@ mapfile -t patches < <("$TOP/scripts/series-list.sh")
 if [ ${#patches[@]} -eq 0 ]; then
 	build "base (empty series)" "$OBJ" "${frags[@]}" || { echo "bisect-build: the base does not build"; exit 1; }
 fi
+# Saved kernels are named for the patch: drop those of an older series.
+[ "${SAVE_KERNELS:-0}" = 1 ] && rm -f "$BUILD"/kernels/*.bzImage
 i=0
 for p in "${patches[@]}"; do
 	i=$((i + 1))
