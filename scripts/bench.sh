@@ -15,12 +15,13 @@ export BENCH_MEM=$MEM
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bench: error: no benchmark '$BENCH' (benchmarks/guest/*.sh)" >&2; exit 2; }
 
+# shellcheck source=scripts/kernel-spec.sh
+. "$TOP/scripts/kernel-spec.sh"
+
 resolve() {	# resolve SPEC: print a bzImage path, building it if needed
 	case $1 in
-	base) make --no-print-directory -C "$TOP" base-kernel >&2 || return 1
-	      echo "$BUILD/obj/base/arch/x86/boot/bzImage" ;;
-	series) make --no-print-directory -C "$TOP" kernel >&2 || return 1
-		echo "$BUILD/obj/series/arch/x86/boot/bzImage" ;;
+	base|series) d=$(built_objdir "$1") || return 1
+		echo "$d/arch/x86/boot/bzImage" ;;
 	[0-9]|[0-9][0-9]) # the current series' patch NN, not a kernel left by an older series
 		p=$(sed -n "$((10#$1))p" "$TOP/series")
 		[ -n "$p" ] || { echo "bench: error: the series has no patch $1" >&2; return 1; }

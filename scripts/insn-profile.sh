@@ -21,12 +21,12 @@ PAR=${INSN_JOBS:-$(nproc)}
 
 die() { echo "insn-profile: error: $*" >&2; exit 1; }
 
+# shellcheck source=scripts/kernel-spec.sh
+. "$TOP/scripts/kernel-spec.sh"
+
 objdir() {	# kernel spec -> build directory
 	case $1 in
-	base) make --no-print-directory -C "$TOP" base-kernel >&2 || return 1
-	      echo "$BUILD/obj/base" ;;
-	series) make --no-print-directory -C "$TOP" kernel >&2 || return 1
-		echo "$BUILD/obj/series" ;;
+	base|series) built_objdir "$1" ;;
 	*) if [ ! -f "$1/System.map" ] || [ ! -f "$1/arch/x86/boot/bzImage" ]; then
 		echo "insn-profile: error: '$1' is not base, series or a kernel build directory" >&2
 		return 1
