@@ -109,8 +109,7 @@ def main():
     summary = ['| device | swap-in A | swap-in B | diff | swap-out A | swap-out B | diff | window per I/O A | B | diff |',
                '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
     body = []
-    alldiff = {}	# function -> {device: B - A per I/O}, rows shown
-    alldiff_all = {}	# device -> {function: B - A per I/O}, every function
+    alldiff = {}	# device -> {function: B - A per I/O}, every function
     done = []
     for dev in devs:
         prof, bench = {}, {}
@@ -134,18 +133,16 @@ def main():
         summary.append(f'| {dev} | {si[0]:.0f} | {si[1]:.0f} | {si[1]-si[0]:+.0f} | {so[0]:.0f} | {so[1]:.0f} | {so[1]-so[0]:+.0f} '
                        f'| {tot["A"]:.0f} | {tot["B"]:.0f} | {tot["B"]-tot["A"]:+.0f} |')
         rows = []
-        alldiff_all[dev] = {}
+        alldiff[dev] = {}
         for fn in set(prof['A']) | set(prof['B']):
             a = prof['A'].get(fn, [0, 0])
             b = prof['B'].get(fn, [0, 0])
             ia, ib = a[0] / nio['A'], b[0] / nio['B']
-            alldiff_all[dev][fn] = ib - ia
+            alldiff[dev][fn] = ib - ia
             if abs(ib - ia) >= MIN_DIFF:
                 rows.append((ib - ia, fn, ia, ib, a[1] / nio['A'], b[1] / nio['B']))
         rows.sort(key=lambda r: (-r[0], r[1]))
         done.append(dev)
-        for r in rows:
-            alldiff.setdefault(r[1], {})[dev] = r[0]
         body += ['', f'## {dev}: {int(nio["A"])} swap I/Os in A, {int(nio["B"])} in B', '',
                  '| function | A insns/I/O | B insns/I/O | diff | A calls/I/O | B calls/I/O |',
                  '|---|---:|---:|---:|---:|---:|']
@@ -158,14 +155,19 @@ def main():
              '(empty: under %.0f).' % MIN_DIFF, '',
              '| function | ' + ' | '.join(done) + ' |',
              '|---|' + '---:|' * len(done)]
-    order = sorted(alldiff, key=lambda fn: (-sum(alldiff[fn].values()) / len(done), fn))
+    shown = {}	# function -> {device: diff}, the rows of the per-device tables
+    for dev in done:
+        for fn, v in alldiff[dev].items():
+            if abs(v) >= MIN_DIFF:
+                shown.setdefault(fn, {})[dev] = v
+    order = sorted(shown, key=lambda fn: (-sum(shown[fn].values()) / len(done), fn))
     for fn in order:
-        cross.append(f'| {fn} | ' + ' | '.join(f'{alldiff[fn][d]:+.1f}' if d in alldiff[fn] else ''
+        cross.append(f'| {fn} | ' + ' | '.join(f'{shown[fn][d]:+.1f}' if d in shown[fn] else ''
                                               for d in done) + ' |')
     names = [n for n, _ in STAGES] + [stage_of('')]
     bystage = {n: {d: 0.0 for d in done} for n in names}
     for dev in done:
-        for fn, v in alldiff_all[dev].items():
+        for fn, v in alldiff[dev].items():
             bystage[stage_of(fn)][dev] += v
     stages = ['', '## B - A per swap I/O, by stage', '',
               'Every function counted (no threshold), grouped as in STAGES in scripts/insnprof.py.', '',
