@@ -4,7 +4,9 @@
 # usage: qemu-run.sh KERNEL LOG MEM_MB TIMEOUT_S SCRIPTS [EXTRA_CMDLINE]
 # Exit status: QEMU's, or 124 on timeout.  Env: SMP (2), ICOUNT (unset),
 # QEMU_EXTRA (more QEMU options, split at blanks; e.g. -plugin for
-# scripts/insn-profile.sh).
+# scripts/insn-profile.sh), KTAP_LOG (the file behind the guest's second
+# serial port, ttyS1: tests/run.sh has the tests write their KTAP there;
+# default LOG with .ktap for .log).
 # ICOUNT=1 runs the guest with -icount shift=0: its clock advances one
 # nanosecond per emulated instruction, so a time the guest measures is an
 # instruction count, free of host noise.  It implies one vCPU: secondary
@@ -27,10 +29,14 @@ smp=${SMP:-2}
 # shellcheck disable=SC2054	# -icount takes a comma-separated option list
 [ -n "${ICOUNT:-}" ] && accel=(-accel tcg -icount shift=0,sleep=off) smp=1
 read -ra extra_qemu <<< "${QEMU_EXTRA:-}"
+ktap=${KTAP_LOG:-${log%.log}.ktap}
+[ "$ktap" != "$log" ] || ktap=$log.ktap
 timeout -k 10 "$to" qemu-system-x86_64 -machine pc -cpu max "${accel[@]}" \
-	-smp "$smp" -m "$mem" -nographic -no-reboot \
+	-smp "$smp" -m "$mem" -display none -no-reboot \
+	-serial stdio -serial "file:$ktap" -monitor none \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" "${extra_qemu[@]}" \
 	</dev/null >"$log" 2>&1
 rc=$?
 sed -i 's/\r$//' "$log"
+[ -f "$ktap" ] && sed -i 's/\r$//' "$ktap"
 exit $rc

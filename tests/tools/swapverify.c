@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -108,18 +109,68 @@ static void report(const char *phase, const struct snap *a, const struct snap *b
 	       phase, b->majflt - a->majflt, phase, b->t - a->t);
 }
 
+/*
+ * Overwrite the swap slots of up to @n pages of the set that are swapped
+ * out right now, on the swap device @dev itself (O_DIRECT, so the write
+ * reaches the device and not a page cache).  The slot comes from
+ * /proc/self/pagemap: bit 62 marks a swap entry, bits 0-4 hold its type
+ * and bits 5-54 its offset in pages.  The pages are left alone, so the
+ * kernel reads the damaged slot back on the next fault: the verify must
+ * catch it.  Returns the number of slots overwritten.
+ */
+static size_t corrupt_slots(const char *mem, size_t npages, const char *dev, size_t n)
+{
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int fd = open(dev, O_WRONLY | O_DIRECT);
+	size_t done = 0;
+	void *junk;
+
+	if (pm < 0 || fd < 0 || posix_memalign(&junk, page_size, page_size)) {
+		perror("swapverify: corrupt setup");
+		exit(2);
+	}
+	memset(junk, 0xa5, page_size);
+	/* Spread the victims over the set: every (npages / n)th swapped page. */
+	for (size_t p = 0; p < npages && done < n; p += npages / n ?: 1) {
+		uint64_t e;
+		off_t at = (off_t)((uintptr_t)mem / page_size + p) * 8;
+
+		for (size_t q = p; q < npages && q < p + 64; q++, at += 8) {
+			if (pread(pm, &e, 8, at) != 8) {
+				perror("swapverify: pagemap");
+				exit(2);
+			}
+			if (!(e >> 62 & 1) || e >> 63)
+				continue;
+			e = (e & ((1ULL << 55) - 1)) >> 5;
+			if (pwrite(fd, junk, page_size, (off_t)e * page_size) != (ssize_t)page_size) {
+				perror("swapverify: overwrite slot");
+				exit(2);
+			}
+			done++;
+			break;
+		}
+	}
+	close(fd);
+	close(pm);
+	free(junk);
+	return done;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: swapverify [-s MiB] [-n ops] [-w write%%] [-S seed] [-q]\n"
-		"                  [-o] [-H] [-c page]\n"
+		"                  [-o] [-H] [-c page] [-D dev -C n]\n"
 		"  -s  working set size in MiB (default 64)\n"
 		"  -n  random operations after the fill (default 20000)\n"
 		"  -w  percentage of operations that rewrite a page (default 30)\n"
 		"  -q  sequential read pass instead of random operations\n"
 		"  -o  MADV_PAGEOUT the whole set before the access phase\n"
 		"  -H  ask for transparent huge pages (MADV_HUGEPAGE)\n"
-		"  -c  corrupt page N before the final verify (tests the test)\n");
+		"  -c  corrupt page N before the final verify (tests the test)\n"
+		"  -C  after the fill, overwrite the swap slots of n swapped-out\n"
+		"      pages on swap device -D (tests the swap-in path)\n");
 	exit(2);
 }
 
@@ -128,12 +179,14 @@ int main(int argc, char **argv)
 	size_t mib = 64, npages, ops = 20000, bad = 0, verified = 0;
 	unsigned int wpct = 30;
 	long corrupt = -1;
+	const char *slot_dev = NULL;
+	size_t slots = 0, slots_done = 0;
 	int seq = 0, pageout = 0, huge = 0, c;
 	struct snap s0, s1, s2, s3;
 	uint8_t *ver;
 	char *mem;
 
-	while ((c = getopt(argc, argv, "s:n:w:S:qoHc:")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:w:S:qoHc:D:C:")) != -1) {
 		switch (c) {
 		case 's': mib = strtoul(optarg, NULL, 0); break;
 		case 'n': ops = strtoul(optarg, NULL, 0); break;
@@ -143,10 +196,12 @@ int main(int argc, char **argv)
 		case 'o': pageout = 1; break;
 		case 'H': huge = 1; break;
 		case 'c': corrupt = strtol(optarg, NULL, 0); break;
+		case 'D': slot_dev = optarg; break;
+		case 'C': slots = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
-	if (!mib || wpct > 100)
+	if (!mib || wpct > 100 || (slots && !slot_dev))
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	page_size = sysconf(_SC_PAGESIZE);
@@ -168,6 +223,8 @@ int main(int argc, char **argv)
 		perror("swapverify: MADV_PAGEOUT");
 		return 2;
 	}
+	if (slots)
+		slots_done = corrupt_slots(mem, npages, slot_dev, slots);
 	snap(&s1);
 
 	if (seq) {
@@ -207,6 +264,8 @@ int main(int argc, char **argv)
 
 	printf("pages=%zu\nops=%zu\npages_verified=%zu\nmismatches=%zu\n",
 	       npages, seq ? npages : ops, verified, bad);
+	if (slots)
+		printf("slots_overwritten=%zu\n", slots_done);
 	report("fill", &s0, &s1);
 	report("access", &s1, &s2);
 	report("verify", &s2, &s3);
