@@ -2,8 +2,10 @@
 # make bench A=<kernel> B=<kernel> BENCH=<name> ROUNDS=<n>
 # Boots A and B alternately (A B A B ...) ROUNDS times each with the guest
 # benchmark benchmarks/guest/<BENCH>.sh, collects its "BENCH metric value"
-# lines and reports per metric the median, min, max, B/A ratio of medians
-# and a bootstrap 95% interval for that ratio (benchmarks/stats.py).
+# lines and reports per metric, over the rounds as A/B pairs, the median,
+# min and max of each, the B/A ratio with an exact paired interval and a
+# Holm-corrected verdict (benchmarks/stats.py; no verdict below 6 valid
+# pairs; ICOUNT=1: the difference and its spread instead).
 # A kernel is: base (the unpatched v6.1.4), series (all patches), a path to
 # a bzImage, or NN (the kernel after patch NN, from make bisect-build
 # SAVE_KERNELS=1).
@@ -65,6 +67,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 python3 "$TOP/benchmarks/stats.py" "$res" --out "$out" --title "$BENCH: A=$A B=$B" \
-	--command "$cmd" --machine "$machine" || exit 1
+	--command "$cmd" --machine "$machine" --rounds "$ROUNDS" ${ICOUNT:+--deterministic} || exit 1
 ln -sfn "$(basename "$out")" "$BUILD/bench/latest"
 echo "bench: results in $out (results.json, results.md, *.png); total $(( $(date +%s) - t0 ))s"

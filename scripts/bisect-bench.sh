@@ -2,11 +2,14 @@
 # make bisect-bench BENCH=<name> [ROUNDS=n]: the benchmark's metrics on the
 # base and after every patch, booted round-robin (base, 01, 02, ..., base,
 # 01, ...) so drift hits every kernel alike.  Reports each kernel's median
-# per metric and its ratio to the base with a bootstrap 95% interval, as a
+# per metric and its ratio to the base over the rounds as pairs, marking a
+# cell only when the exact paired test, corrected over the table, says so
+# (benchmarks/bisect_stats.py: nothing can be marked below 6 rounds), as a
 # table (bisect.md, bisect.json) and a plot per metric (bisect-*.png).
 # ICOUNT=1 measures emulated instructions instead of time (qemu-run.sh):
-# then one round is exact, and a patch that adds or saves a few dozen
-# instructions per call shows up.
+# then the cells give the difference to the base and a mark needs it to
+# exceed the measured spread (2 rounds or more; one round marks nothing),
+# and a patch that adds or saves a few dozen instructions per call shows up.
 set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
 BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-3}
@@ -36,6 +39,6 @@ for r in $(seq 1 "$ROUNDS"); do
 		echo "bisect-bench: round $r/$ROUNDS kernel $id done, $(( $(date +%s) - t0 ))s elapsed"
 	done
 done
-python3 "$TOP/benchmarks/bisect_stats.py" "$res" --out "$out" \
+python3 "$TOP/benchmarks/bisect_stats.py" "$res" --out "$out" ${ICOUNT:+--deterministic} \
 	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS${ICOUNT:+ ICOUNT=1}" || exit 1
 echo "bisect-bench: results in $out"

@@ -9,12 +9,15 @@ pmemcopy, ...) a table of all its metrics.
 usage: scripts/cover-perf.py RESULTS.json [RESULTS.json ...] [--cover cover-letter.txt]
 
 A run made with ICOUNT=1 (QEMU -icount shift=0) is reported in emulated
-instructions per call; any other run in guest microseconds.  Verdicts are
-the ones benchmarks/stats.py stored in the results file.
+instructions per call; any other run in guest microseconds.  Every row
+shows its own n (valid A/B pairs).  Verdicts, intervals and spreads are
+the ones benchmarks/stats.py stored in the results file (either format:
+the paired method's, or the older bootstrap's).
 """
 import argparse
 import json
 import re
+import textwrap
 
 DEVS = ["zram", "brd", "pmem", "btt"]
 DIRS = [("swapin_us", "swap-in  (swap_readpage)"), ("swapout_us", "swap-out (swap_writepage)")]
@@ -48,63 +51,115 @@ def bench_name(res):
     return m.group(1) if m else "swaplat"
 
 
+CORR = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+
+
+def run_n(m):
+    """The most common number of valid pairs (or boots) over the metrics."""
+    ns = [e.get("n", e.get("n_a", 0)) for e in m.values()]
+    return max(set(ns), key=ns.count) if ns else 0
+
+
+def method_lines(res, what):
+    """How the numbers of this results.json were made, for the table head."""
+    m = res["metrics"]
+    n = run_n(m)
+    if res.get("format", 1) < 2:        # stats.py before the paired method
+        t = (f"{what}, A/B interleaved, {n} boots of each; median over boots (min-max), "
+             "B/A = ratio of medians, 95% bootstrap interval:")
+    elif res.get("deterministic"):
+        t = (f"{what}; A/B interleaved, {len(res.get('rounds', [])) or n} boots of each, "
+             "n = boots used; median over boots (min-max); B-A of the medians; spread = "
+             "max-min of A plus that of B; a difference is reported only when it exceeds "
+             "the spread:")
+    else:
+        corr = CORR.get(res.get("correction"), res.get("correction"))
+        t = (f"{what}; {len(res.get('rounds', [])) or n} rounds of A then B, n = valid A/B "
+             "pairs; median over boots (min-max); B/A = Hodges-Lehmann estimate of the "
+             "per-round ratio and its exact 95% Wilcoxon signed-rank interval; verdicts: "
+             f"exact signed-rank test, {corr}-corrected over {res.get('family') or 0} "
+             f"metrics (a verdict needs at least "
+             f"{res.get('first_verdict_pairs') or res.get('min_pairs', 6)} pairs):")
+    return textwrap.wrap(t, 76)
+
+
+def tail_head(res, unit=""):
+    if res.get("format", 1) >= 2 and res.get("deterministic"):
+        return f"{'n':>3} {'B-A ' + unit:>9} {'spread':>7}  verdict"
+    return f"{'n':>3} {'B/A':>6}  95% CI"
+
+
+def tail(e, res, scale=1.0, fmt="{:.4g}"):
+    """The columns after A and B: n, then B/A and interval, or B-A and spread."""
+    n = e.get("n", e.get("n_a", 0))
+    v = e["verdict"] + (f" ({e['detail']})" if e.get("detail") and e["verdict"] == "n too small" else "")
+    if res.get("format", 1) >= 2 and res.get("deterministic"):
+        d = fmt.format(e["diff"] * scale).strip() if e.get("diff") is not None else "-"
+        sp = fmt.format(e["spread"] * scale).strip() if e.get("spread") is not None else "-"
+        return f"{n:3} {'+' + d if not d.startswith('-') else d:>9} {sp:>7}  {v}"
+    ratio = f"{e['ratio']:6.3f}" if e.get("ratio") is not None else f"{'-':>6}"
+    ci = e.get("ci95")
+    ci = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "-"
+    return f"{n:3} {ratio}  {ci} {v}"
+
+
+def footer(res, m, keys):
+    out = ["", f"Machine: {res.get('machine', 'QEMU TCG')}.", f"Command: {res['command']}"]
+    dropped = [f"{k}: {len(m[k]['dropped'])}" for k in keys if m[k].get("dropped")]
+    if dropped:
+        out.append("Pairs dropped (boot not finished or metric missing): " + ", ".join(dropped))
+    return out + [""]
+
+
 def generic_section(res):
     """All metrics of a non-swaplat run, one row each (call counts left out)."""
     m = res["metrics"]
-    n = next(iter(m.values()))["n_a"]
     icount = "icount" in res.get("machine", "")
-    out = [f"A/B interleaved, {n} boots of each; median over boots (min-max), B/A =",
-           "ratio of medians, 95% bootstrap interval"
-           + (" (_us values are emulated instructions / 1000 under -icount):" if icount else ":"),
-           "", f"  {'metric':44} {'A':>20} {'B':>20} {'B/A':>6}  95% CI"]
+    keys = [k for k in sorted(m) if not k.endswith("_calls") and m[k].get("a")]
+    out = method_lines(res, "Per metric" + (" (_us values are emulated instructions / 1000 under -icount)"
+                                            if icount else ""))
+    out += ["", f"  {'metric':44} {'A':>20} {'B':>20} " + tail_head(res)]
 
     def cell(x):
         v = [f"{x[k]:.4g}" for k in ("median", "min", "max")]
         return f"{v[0]} ({v[1]}-{v[2]})"
-    for k in sorted(m):
-        if k.endswith("_calls"):
-            continue
+    for k in keys:
         e = m[k]
-        ci = e["ci95"]
-        out.append(f"  {k:44} {cell(e['a']):>20} {cell(e['b']):>20} {e['ratio']:6.3f}"
-                   f"  {ci[0]:.3f}-{ci[1]:.3f} {e['verdict']}")
-    out += ["", f"Machine: {res.get('machine', 'QEMU TCG')}.",
-            f"Command: {res['command']}", ""]
-    return out
+        out.append(f"  {k:44} {cell(e['a']):>20} {cell(e['b']):>20} " + tail(e, res))
+    return out + footer(res, m, keys)
 
 
 def section(res):
     m = res["metrics"]
-    n = next(iter(m.values()))["n_a"]
     icount = "icount" in res.get("machine", "")
     unit, scale, fmt = ("insns", 1000.0, "{:6.0f}") if icount else ("us", 1.0, "{:6.2f}")
-    out = []
-    if icount:
-        out += ["Instructions per call (QEMU -icount: the guest clock counts emulated",
-                f"instructions, so one boot is exact; {n} boots of each, A/B interleaved):"]
-    else:
-        out += [f"Time per call (QEMU TCG wall clock, A/B interleaved, {n} boots of each;",
-                "median over boots (min-max), B/A = ratio of medians, 95% bootstrap interval):"]
-    out += ["", f"  {'device':6} {'direction':26} {'A ' + unit:>20} {'B ' + unit:>20} {'B/A':>6}  95% CI"]
+    what = ("Instructions per call (QEMU -icount: the guest clock counts emulated instructions)"
+            if icount else "Time per call (QEMU TCG wall clock)")
+    out = method_lines(res, what)
+    out += ["", f"  {'device':6} {'direction':26} {'A ' + unit:>20} {'B ' + unit:>20} "
+            + tail_head(res, unit)]
+    keys = []
     for d in DEVS:
         for key, label in DIRS:
             e = m.get(f"{d}.{key}")
-            if not e:
+            if not e or not e.get("a"):
                 continue
-            a, b, ci = e["a"], e["b"], e["ci95"]
+            keys.append(f"{d}.{key}")
+            a, b = e["a"], e["b"]
 
             def cell(x):
                 v = [fmt.format(x[k] * scale).strip() for k in ("median", "min", "max")]
                 return f"{v[0]:>6} ({v[1]}-{v[2]})"
-            out.append(f"  {d:6} {label:26} {cell(a):>20} {cell(b):>20} {e['ratio']:6.3f}"
-                       f"  {ci[0]:.3f}-{ci[1]:.3f} {e['verdict']}")
-    out += ["", f"Machine: {res.get('machine', 'QEMU TCG')}.",
-            f"Command: {res['command']}", ""]
+            out.append(f"  {d:6} {label:26} {cell(a):>20} {cell(b):>20} "
+                       + tail(e, res, scale, fmt.replace("6", "")))
+    out += footer(res, m, keys)
     slower = sorted(k for k, e in m.items()
                     if k.endswith(("swapin_us", "swapout_us")) and e["verdict"] == "B slower")
     if slower:
-        out += ["Not yet as fast as rw_page here (interval above 1.00):",
-                "  " + ", ".join(slower), ""]
+        why = ("interval above 1.00" if res.get("format", 1) < 2 else
+               "B - A above the spread" if res.get("deterministic") else
+               "corrected verdict B slower")
+        out += [f"Not yet as fast as rw_page here ({why}):", "  " + ", ".join(slower), ""]
     return out
 
 
