@@ -43,7 +43,7 @@ BASE_KERNEL := $(BASEOBJ)/arch/x86/boot/bzImage
 FRAGMENTS := $(sort $(wildcard $(TOP)/kconfig-fragments/[0-9]*.config))
 VARIANTS  := modules noswap nodma nopmem
 
-export A B BENCH ROUNDS SAVE_KERNELS ICOUNT DEVS
+export A B BENCH ROUNDS SAVE_KERNELS ICOUNT DEVS INJECT
 export TOP BUILD TREE BASETREE GITTREE OBJ BASEOBJ BASE_VERSION DEB_VERSION \
 	BASE_SHA256 BASE KSRC BASE_TARBALL JOBS FRAGMENTS VARIANTS AUTHOR \
 	AUTHOR_NAME AUTHOR_EMAIL
@@ -104,7 +104,7 @@ test: initramfs
 	@$(TOP)/tests/run.sh $(KERNEL)
 
 test-inject: initramfs
-	@$(TOP)/tests/inject.sh $(KERNEL)
+	@$(TOP)/tests/inject.sh $(KERNEL) $(INJECT)
 
 test-base: base-kernel initramfs
 	@$(TOP)/tests/run.sh $(BASE_KERNEL)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # make bisect-bench BENCH=<name> [ROUNDS=n]: the benchmark's metrics on the
-# base and after every patch, booted round-robin (base, 01, 02, ..., base,
-# 01, ...) so drift hits every kernel alike.  Reports each kernel's median
+# base and after every patch, booted round-robin (base, 01, ..., NN in odd
+# rounds, NN, ..., 01, base in even ones) so drift hits every kernel alike.  Reports each kernel's median
 # per metric and its ratio to the base over the rounds as pairs, marking a
 # cell only when the exact paired test, corrected over the table, says so
 # (benchmarks/bisect_stats.py: nothing can be marked below 6 rounds), as a
@@ -32,7 +32,14 @@ printf 'round\tkernel\tmetric\tvalue\n' > "$res"
 export TOP BUILD
 t0=$(date +%s)
 for r in $(seq 1 "$ROUNDS"); do
-	for k in "${kernels[@]}"; do
+	# Even rounds go the other way round, so that no kernel always boots
+	# right after the same neighbour or first in its round.
+	order=("${kernels[@]}")
+	if [ $((r % 2)) -eq 0 ]; then
+		order=()
+		for ((j = ${#kernels[@]} - 1; j >= 0; j--)); do order+=("${kernels[$j]}"); done
+	fi
+	for k in "${order[@]}"; do
 		id=${k%%:*}
 		log=$out/logs/$id-$r.log
 		"$TOP/scripts/bench-boot.sh" "$out/$id.bzImage" "$log" "$BENCH" "$r" "$id" "$res" >/dev/null

@@ -8,9 +8,11 @@
 . /tests/lib/common.sh
 ktap_plan 2
 cd /tests/kselftest/zram || { ktap_fail "zram01"; ktap_fail "zram02"; ktap_done; }
-# With syncio.inject=zram-kselftest the scripts run with a wrong
-# compression algorithm name, which zram01 must report as a failure.
+# Injections: zram-kselftest gives zram01 a compression algorithm that does
+# not exist, which it must report as a failure; zram02-small gives zram02 a
+# one-page device, on which mkswap and swapon must fail.
 injecting zram-kselftest && sed -i 's/^zram_algs=.*/zram_algs="nosuchalg"/' zram01.sh
+injecting zram02-small && sed -i 's/^zram_sizes=.*/zram_sizes="4096"/' zram02.sh
 for t in zram01 zram02; do
 	out=$(bash ./$t.sh 2>&1)
 	rc=$?

@@ -1,32 +1,106 @@
 #!/bin/bash
-# make test-inject: prove that every test family can fail.  Each test runs
-# once with syncio.inject=<case> on the kernel command line, which breaks
-# one thing on purpose (data overwritten behind fio's back, a page corrupted
-# before swapverify's final check, a wrong expectation of synchronous swap,
-# a bad compressor for the zram kselftest); the test must report "not ok".
-# Closes with "N passed, N failed" where passed = injections caught.
+# make test-inject: prove that every test family can fail, and fails where it
+# should.  Each case boots one test file with syncio.inject=<case> on the
+# kernel command line, which breaks one thing on purpose, and names what
+# must fail:
+#   - a data case names the subtests (a regular expression on the KTAP
+#     description) that must be "not ok"; it is caught only when exactly
+#     those are not ok, every other subtest of the file passes, and the
+#     runner itself found nothing (a crash, a timeout, a plan mismatch or a
+#     kernel report is not a catch);
+#   - a runner case names the runner-level failure tests/judge.py must
+#     report (no plan, plan mismatch, kernel report, timeout, exit status),
+#     with no subtest failing.
+# Prints a table (injection, test, expected failure, result) and closes with
+# "N passed, N failed", passed = injections caught at their target.
+# usage: tests/inject.sh KERNEL [CASE ...]    (CASE: an injection name)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-kernel=${1:?usage: tests/inject.sh KERNEL}
-cases=("10-raw-integrity.sh:raw-overwrite" "20-swap-integrity.sh:swap-corrupt"
-       "30-sync-swap.sh:sync-swap-loop" "40-zram-kselftest.sh:zram-kselftest"
-       "50-concurrency.sh:conc-corrupt" "60-bio-wait.sh:bio-wait-corrupt")
+BUILD=${BUILD:-$(dirname "$here")/build}
+kernel=${1:?usage: tests/inject.sh KERNEL [CASE ...]}
+shift
+
+# injection|test file|subtests that must fail (regex)|runner failure (regex)|timeout
+cases=(
+	"raw-overwrite|10-raw-integrity.sh|^zram write bs=4k:||"
+	"swap-corrupt|20-swap-integrity.sh|^zram 4k pages:||"
+	"swap-slot-brd|20-swap-integrity.sh|^brd 4k pages:||"
+	"swap-slot-pmem|20-swap-integrity.sh|^pmem 4k pages:||"
+	"swap-failreq|20-swap-integrity.sh|^brd 4k pages:||"
+	"swap-nolimit|20-swap-integrity.sh|^btt 4k pages: too little swap||"
+	"sync-swap-loop|30-sync-swap.sh|^loop seq:||"
+	"sync-swap-zswap|30-sync-swap.sh|^brd (seq|rand):.*below||"
+	"zram-kselftest|40-zram-kselftest.sh|zram01||"
+	"zram02-small|40-zram-kselftest.sh|zram02||"
+	"conc-corrupt|50-concurrency.sh|^swapper 1:||"
+	"conc-noswapon|50-concurrency.sh|^swapper [12]:||"
+	"conc-fio-corrupt|50-concurrency.sh|^fio verify on /dev/pmem||"
+	"bio-wait-corrupt|60-bio-wait.sh|^bio-wait zram:||"
+	"runner-noplan|60-bio-wait.sh||printed no plan||"
+	"runner-plan|60-bio-wait.sh||planned 7 results, printed 6||"
+	"runner-report|60-bio-wait.sh||kernel report in the console log||"
+	"runner-hang|60-bio-wait.sh||timed out after|120"
+	"runner-exit|60-bio-wait.sh||exited with status 3||"
+)
+if [ $# -gt 0 ]; then
+	sel=()
+	for want in "$@"; do
+		for c in "${cases[@]}"; do [ "${c%%|*}" = "$want" ] && sel+=("$c"); done
+	done
+	[ ${#sel[@]} -eq $# ] || { echo "inject.sh: unknown case among: $*" >&2; exit 2; }
+	cases=("${sel[@]}")
+fi
+
+mkdir -p "$BUILD/logs"
 passed=0 failed=0 n=0
+table=()
 echo "KTAP version 1"
 echo "1..${#cases[@]}"
 for c in "${cases[@]}"; do
-	t=${c%%:*} inj=${c#*:}
+	IFS='|' read -r inj t target runner to <<< "$c"
 	n=$((n + 1))
-	out=$(KLABEL=inject-$inj TEST_CMDLINE="syncio.inject=$inj" "$here/run.sh" "$kernel" "$t" 2>&1)
-	caught=$(grep -c '^not ok' <<< "$out")
-	grep -E '^not ok' <<< "$out" | head -3 | sed 's/^/#   /'
-	if [ "$caught" -gt 0 ]; then
-		echo "ok $n $t catches $inj ($caught not ok)"
+	logdir=$BUILD/logs/inject-$inj
+	t0=$(date +%s)
+	KLABEL=inject-$inj LOGDIR=$logdir TEST_CMDLINE="syncio.inject=$inj" TEST_TIMEOUT=${to:-} \
+		"$here/run.sh" "$kernel" "$t" > "$logdir.out" 2>&1
+	secs=$(( $(date +%s) - t0 ))
+	sum=$logdir/${t%.sh}.judge
+	why=""
+	if [ ! -f "$sum" ]; then
+		why="no judgement (run.sh failed: $logdir.out)"
+	elif [ -n "$runner" ]; then
+		grep -qE "^runner .*$runner" "$sum" || why="runner did not report '$runner'"
+		bad=$(grep -c '^result fail ' "$sum")
+		[ "$bad" -eq 0 ] || why+="${why:+; }$bad subtest(s) failed too"
+	else
+		r=$(grep '^runner ' "$sum" | head -1)
+		[ -z "$r" ] || why="runner-level failure, not a catch: ${r#runner }"
+		hit=0
+		while read -r _ kind num desc; do
+			if grep -qE -- "$target" <<< "$desc"; then
+				hit=$((hit + 1))
+				[ "$kind" = fail ] || why+="${why:+; }target subtest $num still $kind: $desc"
+			elif [ "$kind" = fail ]; then
+				why+="${why:+; }subtest $num failed too: $desc"
+			fi
+		done < <(grep '^result ' "$sum")
+		[ $hit -gt 0 ] || why+="${why:+; }no subtest matches '$target'"
+	fi
+	expect=${target:-runner: $runner}
+	if [ -z "$why" ]; then
+		echo "ok $n $inj: $t fails at '$expect' only (${secs}s)"
+		table+=("| $inj | $t | $expect | caught (${secs}s) |")
 		passed=$((passed + 1))
 	else
-		echo "not ok $n $t did not catch $inj"
+		echo "not ok $n $inj: $t: $why (${secs}s; $logdir.out)"
+		grep -E '^(not ok|# )' "$logdir.out" | head -8 | sed 's/^/#   /'
+		table+=("| $inj | $t | $expect | NOT caught: $why |")
 		failed=$((failed + 1))
 	fi
 done
+echo "#"
+echo "# | injection | test | expected failure | result |"
+echo "# |---|---|---|---|"
+printf '# %s\n' "${table[@]}"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -8,7 +8,20 @@ injecting() { [ "$INJECT" = "$1" ]; }
 
 KTAP_N=0
 KTAP_FAILED=0
-ktap_plan() { echo "KTAP version 1"; echo "1..$1"; }
+# Injections aimed at the runner itself (tests/judge.py), usable in any test:
+#   runner-noplan  the test dies before its plan
+#   runner-plan    the plan announces one result more than the test prints
+#   runner-report  a real kernel backtrace on the console (SysRq l)
+#   runner-hang    the test hangs after its plan (make test-inject runs it
+#                  with a short TEST_TIMEOUT)
+#   runner-exit    the test exits non-zero with every result ok
+ktap_plan() {
+	injecting runner-noplan && exit 1
+	echo "KTAP version 1"
+	echo "1..$(($1 + $(injecting runner-plan && echo 1 || echo 0)))"
+	injecting runner-report && echo l > /proc/sysrq-trigger
+	injecting runner-hang && sleep 100000
+}
 ktap_ok() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $*"; }
 ktap_fail() { KTAP_N=$((KTAP_N + 1)); KTAP_FAILED=$((KTAP_FAILED + 1)); echo "not ok $KTAP_N $*"; }
 ktap_skip() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $* # SKIP"; }
@@ -16,7 +29,10 @@ ktap_result() {	# ktap_result RC DESCRIPTION
 	if [ "$1" -eq 0 ]; then ktap_ok "$2"; else ktap_fail "$2"; fi
 }
 diag() { echo "# $*"; }
-ktap_done() { exit $((KTAP_FAILED > 0)); }
+ktap_done() {
+	injecting runner-exit && exit 3
+	exit $((KTAP_FAILED > 0))
+}
 
 vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 

@@ -27,6 +27,7 @@
 #endif
 
 static size_t page_size;
+static int compressible;	/* -Z: one word in 64 set, the rest zero */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rng(void)
@@ -53,7 +54,7 @@ static void fill(uint64_t *p, size_t page, uint8_t ver)
 	size_t n = page_size / 8;
 
 	for (size_t i = 0; i < n; i++)
-		p[i] = mix(page, ver, i);
+		p[i] = compressible && i % 64 ? 0 : mix(page, ver, i);
 }
 
 static int check(const uint64_t *p, size_t page, uint8_t ver)
@@ -61,7 +62,7 @@ static int check(const uint64_t *p, size_t page, uint8_t ver)
 	size_t n = page_size / 8;
 
 	for (size_t i = 0; i < n; i++)
-		if (p[i] != mix(page, ver, i))
+		if (p[i] != (compressible && i % 64 ? 0 : mix(page, ver, i)))
 			return -1;
 	return 0;
 }
@@ -161,13 +162,14 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: swapverify [-s MiB] [-n ops] [-w write%%] [-S seed] [-q]\n"
-		"                  [-o] [-H] [-c page] [-D dev -C n]\n"
+		"                  [-o] [-H] [-Z] [-c page] [-D dev -C n]\n"
 		"  -s  working set size in MiB (default 64)\n"
 		"  -n  random operations after the fill (default 20000)\n"
 		"  -w  percentage of operations that rewrite a page (default 30)\n"
 		"  -q  sequential read pass instead of random operations\n"
 		"  -o  MADV_PAGEOUT the whole set before the access phase\n"
 		"  -H  ask for transparent huge pages (MADV_HUGEPAGE)\n"
+		"  -Z  compressible content (one word in 64 unique, the rest 0)\n"
 		"  -c  corrupt page N before the final verify (tests the test)\n"
 		"  -C  after the fill, overwrite the swap slots of n swapped-out\n"
 		"      pages on swap device -D (tests the swap-in path)\n");
@@ -186,7 +188,7 @@ int main(int argc, char **argv)
 	uint8_t *ver;
 	char *mem;
 
-	while ((c = getopt(argc, argv, "s:n:w:S:qoHc:D:C:")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:w:S:qoHZc:D:C:")) != -1) {
 		switch (c) {
 		case 's': mib = strtoul(optarg, NULL, 0); break;
 		case 'n': ops = strtoul(optarg, NULL, 0); break;
@@ -195,6 +197,7 @@ int main(int argc, char **argv)
 		case 'q': seq = 1; break;
 		case 'o': pageout = 1; break;
 		case 'H': huge = 1; break;
+		case 'Z': compressible = 1; break;
 		case 'c': corrupt = strtol(optarg, NULL, 0); break;
 		case 'D': slot_dev = optarg; break;
 		case 'C': slots = strtoul(optarg, NULL, 0); break;
