@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarise an A/B benchmark run (results.tsv from scripts/bench.sh).
 
-bench.sh boots A then B in every round, so the rounds are pairs.  For every
+bench.sh boots A and B once in every round (A first in odd rounds, B
+first in even ones), so the rounds are pairs.  For every
 metric the pairs are the rounds in which both boots finished and both
 printed the metric; every other round is dropped for that metric and
 reported (table, footer, stderr), never used.
@@ -11,7 +12,7 @@ with the exact Wilcoxon signed-rank test (zero differences dropped; exact
 distribution of the signed-rank sum, mid-ranks for ties).  It is exact
 whenever A and B of a round are exchangeable under "no difference": same
 distribution, and no systematic effect of booting first or second (drift
-between rounds cancels in the pair).  B/A is the Hodges-Lehmann estimate
+between rounds cancels in the pair; bench.sh alternates the order).  B/A is the Hodges-Lehmann estimate
 (exp of the median of the Walsh averages of d) with its exact signed-rank
 95% interval, per metric.  A two-sided exact test cannot reach 95% below 6
 pairs (the most extreme outcome has p = 2/2^n): below that the verdict is
