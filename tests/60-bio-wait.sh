@@ -29,7 +29,9 @@ for d in "${devs[@]}"; do
 		blkdiscard -z -o "$off" -l "$len" "$dev" || { rc=1; diag "$name: blkdiscard -z -o $off -l $len failed"; }
 		dd if=/dev/zero of=/tmp/expect bs=1024 seek=$((off / 1024)) count=$((len / 1024)) conv=notrunc 2>/dev/null
 	done
-	injecting bio-wait-corrupt && printf '\377' | dd of="$dev" bs=1 seek=$((12 * 4096 + 7)) conv=notrunc 2>/dev/null && sync
+	# syncio.inject=bio-wait-corrupt: one byte of zram's zeroed range
+	# overwritten behind the test's back.
+	injecting bio-wait-corrupt && [ "$name" = zram ] && printf '\377' | dd of="$dev" bs=1 seek=$((12 * 4096 + 7)) conv=notrunc 2>/dev/null && sync
 	dd if="$dev" of=/tmp/got bs=1M count=$MB iflag=direct 2>/dev/null
 	if ! cmp -s /tmp/got /tmp/expect; then
 		diag "$name: content differs: $(cmp /tmp/got /tmp/expect 2>&1 | head -1); $(cmp -l /tmp/got /tmp/expect 2>/dev/null | wc -l) bytes, last at $(cmp -l /tmp/got /tmp/expect 2>/dev/null | tail -1)"

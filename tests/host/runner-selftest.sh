@@ -7,7 +7,10 @@
 # message on the console) is run through tests/run.sh with a stand-in for
 # scripts/qemu-run.sh that replays the recorded console and KTAP logs.
 # Each broken shape must end in "N passed, M failed" with M >= 1 and the
-# expected reason; each good one in exactly its own counts.  Prints KTAP.
+# expected reason; each good one in exactly its own counts.  The recorded-*
+# fixtures are real logs of the series kernel (recorded-good: a clean run;
+# the others: make test-inject's runner cases); the rest are shaped after
+# them.  Prints KTAP.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tests=$(dirname "$here")
@@ -47,8 +50,11 @@ for c in "${cases[@]}"; do
 	c=${c%/}
 	name=$(basename "$c")
 	read -r kind rest < "$c/expect"
+	# The test file the fixture was recorded for (default 10-raw-integrity.sh).
+	t=10-raw-integrity.sh
+	[ -f "$c/name" ] && t=$(cat "$c/name")
 	# 1. The judge alone: its summary must say what the fixture expects.
-	out=$(python3 "$tests/judge.py" 10-raw-integrity.sh "$c/console.log" "$c/ktap.log" \
+	out=$(python3 "$tests/judge.py" "$t" "$c/console.log" "$c/ktap.log" \
 		"$(cat "$c/qrc")" 600 --summary "$tmp/summary" 2>&1)
 	sum=$(cat "$tmp/summary" 2>/dev/null)
 	if [ "$kind" = counts ]; then
@@ -60,7 +66,7 @@ for c in "${cases[@]}"; do
 	fi
 	# 2. The whole runner: its closing line.
 	out=$(TOP=$tmp/top BUILD=$tmp/build LOGDIR=$tmp/logs RUNNER_FIXTURE=$c \
-		"$tests/run.sh" "$tmp/bzImage" 10-raw-integrity.sh 2>&1)
+		"$tests/run.sh" "$tmp/bzImage" "$t" 2>&1)
 	rc=$?
 	last=$(tail -n 1 <<< "$out")
 	if [ "$kind" = counts ]; then
@@ -76,7 +82,7 @@ for c in "${cases[@]}"; do
 		check "run.sh: $name closes with '$want'" $? "$out"
 	else
 		[[ $last =~ ^[0-9]+\ passed,\ [1-9][0-9]*\ failed ]] && [ $rc -ne 0 ] &&
-			grep -q "^not ok - 10-raw-integrity.sh: $rest" <<< "$out"
+			grep -q "^not ok - $t: $rest" <<< "$out"
 		check "run.sh: $name fails the run ('$last')" $? "$out"
 	fi
 done
