@@ -77,9 +77,14 @@ swap_case() {
 	read -r ta1 ts1 tf1 tp1 <<< "$thp1"
 	local thp="THP allocated $((ta1 - ta0)), swapped whole $((ts1 - ts0)), fallback $((tf1 - tf0)), split $((tp1 - tp0))"
 	[[ $flags == *-H* ]] && diag "$name $what: $thp"
-	if [ $rc -ne 0 ]; then
+	if [ $rc -eq 1 ]; then
 		grep swapverify <<< "$out" | head -5 | sed 's/^/#   /'
-		ktap_fail "$name $what: data mismatch or error (rc=$rc)"
+		ktap_fail "$name $what: data mismatch ($(sed -n 's/^mismatches=//p' <<< "$out") pages)"
+	elif [ $rc -gt 128 ]; then
+		ktap_fail "$name $what: swapverify killed by signal $((rc - 128)) ($(kill -l $((rc - 128))))"
+	elif [ $rc -ne 0 ]; then
+		grep swapverify <<< "$out" | head -5 | sed 's/^/#   /'
+		ktap_fail "$name $what: error (rc=$rc)"
 	elif [ "${pin:-0}" -lt "$MIN_SWAP" ] || [ "${pout:-0}" -lt "$MIN_SWAP" ]; then
 		ktap_fail "$name $what: too little swap (pswpin $pin, pswpout $pout < $MIN_SWAP)"
 	elif [[ $flags == *-H* ]] && [ $((ta1 - ta0)) -eq 0 ]; then

@@ -112,31 +112,33 @@ static void report(const char *phase, const struct snap *a, const struct snap *b
 
 /*
  * Overwrite the swap slots of up to @n pages of the set that are swapped
- * out right now, on the swap device @dev itself (O_DIRECT, so the write
- * reaches the device and not a page cache).  The slot comes from
- * /proc/self/pagemap: bit 62 marks a swap entry, bits 0-4 hold its type
- * and bits 5-54 its offset in pages.  The pages are left alone, so the
- * kernel reads the damaged slot back on the next fault: the verify must
- * catch it.  Returns the number of slots overwritten.
+ * out right now, on the swap device @dev itself.  The kernel refuses
+ * write() to an active swap device (-ETXTBSY), so the slot is written
+ * through a shared mapping of the device and msync()ed: writeback carries
+ * it to the device.  The slot comes from /proc/self/pagemap: bit 62 marks
+ * a swap entry, bits 0-4 hold its type and bits 5-54 its offset in pages.
+ * The pages are left alone, so the kernel reads the damaged slot back on
+ * the next fault: the verify must catch it.  Returns the number of slots
+ * overwritten.
  */
 static size_t corrupt_slots(const char *mem, size_t npages, const char *dev, size_t n)
 {
 	int pm = open("/proc/self/pagemap", O_RDONLY);
-	int fd = open(dev, O_WRONLY | O_DIRECT);
+	int fd = open(dev, O_RDWR);
 	size_t done = 0;
-	void *junk;
 
-	if (pm < 0 || fd < 0 || posix_memalign(&junk, page_size, page_size)) {
+	if (pm < 0 || fd < 0) {
 		perror("swapverify: corrupt setup");
 		exit(2);
 	}
-	memset(junk, 0xa5, page_size);
 	/* Spread the victims over the set: every (npages / n)th swapped page. */
 	for (size_t p = 0; p < npages && done < n; p += npages / n ?: 1) {
 		uint64_t e;
 		off_t at = (off_t)((uintptr_t)mem / page_size + p) * 8;
 
 		for (size_t q = p; q < npages && q < p + 64; q++, at += 8) {
+			char *slot;
+
 			if (pread(pm, &e, 8, at) != 8) {
 				perror("swapverify: pagemap");
 				exit(2);
@@ -144,17 +146,24 @@ static size_t corrupt_slots(const char *mem, size_t npages, const char *dev, siz
 			if (!(e >> 62 & 1) || e >> 63)
 				continue;
 			e = (e & ((1ULL << 55) - 1)) >> 5;
-			if (pwrite(fd, junk, page_size, (off_t)e * page_size) != (ssize_t)page_size) {
-				perror("swapverify: overwrite slot");
+			slot = mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				    fd, (off_t)e * page_size);
+			if (slot == MAP_FAILED) {
+				perror("swapverify: map slot");
 				exit(2);
 			}
+			memset(slot, 0xa5, page_size);
+			if (msync(slot, page_size, MS_SYNC)) {
+				perror("swapverify: write slot");
+				exit(2);
+			}
+			munmap(slot, page_size);
 			done++;
 			break;
 		}
 	}
 	close(fd);
 	close(pm);
-	free(junk);
 	return done;
 }
 
