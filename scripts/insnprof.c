@@ -1,16 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * insnprof: a QEMU TCG plugin that counts the guest instructions executed
- * in each translation block, inside a window.  The window opens and closes
- * each time the guest executes the block at address toggle= (after the
- * first skip= executions of it).  At exit it writes one line per block
- * executed in a window: "vaddr instructions executions".
+ * insnprof: a QEMU TCG plugin that counts, per guest instruction address,
+ * how many times the instruction executed inside a window.  The window
+ * opens and closes each time the guest executes the instruction at
+ * address toggle= (after the first skip= executions of it).  At exit it
+ * writes a header and one line per kernel instruction executed in a
+ * window, "vaddr executions"; all user-space instructions (addresses
+ * below 1 << 47) are summed on one line with address 0:
  *
- *   qemu-system-x86_64 ... -plugin insnprof.so,toggle=ffffffff810bb471,skip=1,out=F
+ *   # insnprof 2 per-instruction
+ *   # windows OPENED
+ *   # open-at-exit 0|1
+ *   ffffffff810bb471 1234
+ *
+ *   qemu-system-x86_64 ... -plugin insnprof.so,toggle=ffffffff810bb471,skip=0,out=F
+ *
+ * Counting: every instruction gets an inline "add 1" that TCG runs just
+ * before the instruction.  An instruction the translation block does not
+ * reach, because an earlier one raised an exception or (under -icount)
+ * stopped the block for I/O, is not counted, so a block cut short is
+ * counted exactly as far as it ran.  One error remains: an instruction
+ * that faults and is restarted after the handler (a page fault, mostly
+ * in user space) is counted for both attempts, so a window's count is
+ * high by at most the number of such exceptions in it.  A rep-prefixed
+ * string instruction counts once per iteration, as -icount does (TCG
+ * runs each iteration as one execution of the instruction).
  *
  * Debian ships no qemu-plugin.h, so the few declarations used are written
  * out below.  They are QEMU's plugin API version 1 (QEMU 7.x, as in
- * Debian bookworm); QEMU refuses to load a plugin of another version.
+ * Debian bookworm, whose qemu-system-x86_64 exports each of them); QEMU
+ * refuses to load a plugin of another version.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,6 +42,7 @@
 /* From QEMU's include/qemu/qemu-plugin.h, API version 1. */
 typedef uint64_t qemu_plugin_id_t;
 struct qemu_plugin_tb;
+struct qemu_plugin_insn;
 struct qemu_info_t;
 #define QEMU_PLUGIN_EXPORT __attribute__((visibility("default")))
 #define QEMU_PLUGIN_CB_NO_REGS		0
@@ -31,45 +51,50 @@ typedef void (*tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 typedef void (*udata_cb_t)(qemu_plugin_id_t id, void *udata);
 typedef void (*vcpu_udata_cb_t)(unsigned int vcpu, void *udata);
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, tb_trans_cb_t cb);
-void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
-					  vcpu_udata_cb_t cb, int flags, void *udata);
-void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb, int op,
-					      void *ptr, uint64_t imm);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
-uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+					   vcpu_udata_cb_t cb, int flags, void *udata);
+void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn, int op,
+						void *ptr, uint64_t imm);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, udata_cb_t cb, void *udata);
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
 
-/* One per (address, length) of a translated block; never freed. */
-struct block {
-	uint64_t vaddr, insns;
+/* One per kernel instruction address ever translated; never freed. */
+struct insn {
+	uint64_t vaddr;
 	uint64_t count;		/* executions, bumped inline by TCG code */
 	uint64_t start;		/* count when the window opened */
 	uint64_t acc;		/* executions inside windows */
 };
 
-#define NSLOT (1u << 21)
-static struct block **slots;
+#define NSLOT (1u << 22)
+#define USER_TOP (1ull << 47)
+static struct insn **slots;
+static unsigned int used;
+static struct insn user;	/* every user-space instruction */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t toggle;
 static int skip, hits, windows;
 static bool open_;
 static const char *outpath = "insnprof.out";
 
-static void for_each_block(void (*fn)(struct block *b))
+static void window_edge(struct insn *p)
 {
+	if (open_)
+		p->start = p->count;
+	else
+		p->acc += p->count - p->start;
+}
+
+static void for_each_insn(void (*fn)(struct insn *p))
+{
+	fn(&user);
 	for (unsigned int i = 0; i < NSLOT; i++)
 		if (slots[i])
 			fn(slots[i]);
-}
-
-static void window_edge(struct block *b)
-{
-	if (open_)
-		b->start = b->count;
-	else
-		b->acc += b->count - b->start;
 }
 
 static void toggle_cb(unsigned int vcpu, void *udata)
@@ -78,57 +103,57 @@ static void toggle_cb(unsigned int vcpu, void *udata)
 	if (++hits > skip) {
 		open_ = !open_;
 		windows += open_;
-		for_each_block(window_edge);
+		for_each_insn(window_edge);
 	}
 	pthread_mutex_unlock(&lock);
 }
 
-static struct block *lookup(uint64_t va, uint64_t n)
+static struct insn *lookup(uint64_t va)
 {
-	unsigned int i = ((va * 0x9e3779b97f4a7c15ull + n) >> 43) & (NSLOT - 1);
-	unsigned int probes = 0;
+	unsigned int i = (va * 0x9e3779b97f4a7c15ull) >> (64 - 22);
 
-	while (slots[i] && !(slots[i]->vaddr == va && slots[i]->insns == n)) {
+	while (slots[i] && slots[i]->vaddr != va)
 		i = (i + 1) & (NSLOT - 1);
-		if (++probes == NSLOT) {
-			fprintf(stderr, "insnprof: block table full\n");
+	if (!slots[i]) {
+		if (++used > NSLOT / 2) {
+			fprintf(stderr, "insnprof: instruction table full\n");
 			abort();
 		}
-	}
-	if (!slots[i]) {
 		slots[i] = calloc(1, sizeof(**slots));
 		if (!slots[i])
 			abort();
 		slots[i]->vaddr = va;
-		slots[i]->insns = n;
 	}
 	return slots[i];
 }
 
 static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
-	uint64_t va = qemu_plugin_tb_vaddr(tb);
-	struct block *b;
+	size_t n = qemu_plugin_tb_n_insns(tb);
 
 	pthread_mutex_lock(&lock);
-	b = lookup(va, qemu_plugin_tb_n_insns(tb));
+	for (size_t k = 0; k < n; k++) {
+		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, k);
+		uint64_t va = qemu_plugin_insn_vaddr(in);
+		struct insn *p = va < USER_TOP ? &user : lookup(va);
+
+		qemu_plugin_register_vcpu_insn_exec_inline(in, QEMU_PLUGIN_INLINE_ADD_U64,
+							   &p->count, 1);
+		if (va == toggle)
+			qemu_plugin_register_vcpu_insn_exec_cb(in, toggle_cb,
+							       QEMU_PLUGIN_CB_NO_REGS, NULL);
+	}
 	pthread_mutex_unlock(&lock);
-	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
-						 &b->count, 1);
-	if (va == toggle)
-		qemu_plugin_register_vcpu_tb_exec_cb(tb, toggle_cb,
-						     QEMU_PLUGIN_CB_NO_REGS, NULL);
 }
 
 static FILE *out;
 
-static void dump(struct block *b)
+static void dump(struct insn *p)
 {
 	if (open_)	/* the guest never closed the last window */
-		b->acc += b->count - b->start;
-	if (b->acc)
-		fprintf(out, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
-			b->vaddr, b->insns, b->acc);
+		p->acc += p->count - p->start;
+	if (p->acc)
+		fprintf(out, "%" PRIx64 " %" PRIu64 "\n", p == &user ? 0 : p->vaddr, p->acc);
 }
 
 static void at_exit(qemu_plugin_id_t id, void *udata)
@@ -138,8 +163,9 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		perror(outpath);
 		return;
 	}
-	fprintf(out, "# windows %d\n", windows);
-	for_each_block(dump);
+	fprintf(out, "# insnprof 2 per-instruction\n# windows %d\n# open-at-exit %d\n",
+		windows, open_);
+	for_each_insn(dump);
 	fclose(out);
 }
 

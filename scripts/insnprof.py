@@ -3,16 +3,44 @@
 compare two kernels.
 
 usage: insnprof.py OUT.md A_NAME A_SYSTEM_MAP B_NAME B_SYSTEM_MAP DEV...
-For each DEV it reads DEV-A.tb, DEV-B.tb (plugin output) and DEV-A.log,
-DEV-B.log (guest console with the swaplat BENCH lines) from the directory
-of OUT.md.  Instructions are divided by the number of swap I/Os (calls of
-swap_readpage() plus swap_writepage()) in the window.
+For each DEV it reads DEV-A.tb, DEV-B.tb (plugin output: executions per
+instruction address in the one measurement window) and DEV-A.log,
+DEV-B.log (guest console) from the directory of OUT.md.  Instructions are
+divided by the number of swap I/Os in the window: the executions of the
+first instruction of swap_readpage() plus that of swap_writepage(), which
+the plugin counted like any other instruction.
+
+It fails (exit status 1, no report) unless every file is there and every
+run had exactly one measurement window, opened and closed.
+
+Attribution, by the address of each instruction:
+  below 1 << 47                  [user space]
+  kernel text (_stext.._etext, _sinittext.._einittext)
+                                 the System.map text symbol at or below it
+  the module area (MODULES_VADDR..MODULES_END, where module_alloc() puts
+  modules, ftrace trampolines, kprobe slots and BPF programs)
+                                 [ftrace] in a page of an ftrace_trampoline,
+                                 "function [module]" for a module's text,
+                                 both from the KSYM lines the guest prints
+                                 (its /proc/kallsyms entries that carry a
+                                 module name); else [modules]
+  anything else                  [other kernel]
+so an address past the end of the kernel's text is never given to the
+last symbol of System.map.
 """
 import bisect
 import os
 import sys
 
 MIN_DIFF = 2.0	# instructions per swap I/O below which a row is left out
+USER_TOP = 1 << 47
+START_KERNEL_MAP = 0xffffffff80000000
+MODULES_END = 0xffffffffff000000	# x86_64, 6.1, without DEBUG_KMAP_LOCAL_FORCE_MAP
+PAGE = 4096
+MOD_SYM_SPAN = 1 << 16	# a module address this far past its symbol is [modules]
+ENTRIES = ('swap_readpage', 'swap_writepage')
+PAGE_FAULT = 'asm_exc_page_fault'
+HOOKS = ('[ftrace]', 'function_profile_call', 'profile_graph_entry', 'function_graph_enter')
 
 # Stages of a swap I/O, for the summary by stage: a function belongs to the
 # first stage that names it (a name ending in * is a prefix).  Inlining
@@ -43,7 +71,12 @@ STAGES = [
 ]
 
 
+class ProfileError(Exception):
+    pass
+
+
 def stage_of(fn):
+    fn = fn.split(' [', 1)[0]	# "function [module]" counts as the function
     for name, fns in STAGES:
         for f in fns:
             if fn == f or (f.endswith('*') and fn.startswith(f[:-1])):
@@ -51,87 +84,208 @@ def stage_of(fn):
     return 'everything else (noise: user space, entropy, ...)'
 
 
-def load_map(path):
-    syms = []
+class SymMap:
+    """Text symbols of a System.map and the ranges they may be used in."""
+
+    def __init__(self, path):
+        syms, marks = [], {}
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) < 3:
+                    continue
+                addr, typ, name = int(p[0], 16), p[1], p[2]
+                if name in ('_stext', '_etext', '_sinittext', '_einittext', '_end'):
+                    marks[name] = addr
+                if typ in 'tTwW':
+                    syms.append((addr, name))
+        syms.sort()
+        self.addrs = [a for a, _ in syms]
+        self.names = [n for _, n in syms]
+        self.by_name = {}	# the first address of a name (static ones repeat)
+        for a, n in syms:
+            self.by_name.setdefault(n, a)
+        if '_stext' not in marks or '_etext' not in marks:
+            raise ProfileError(f'{path}: no _stext/_etext, not a kernel System.map')
+        self.text = [(marks['_stext'], marks['_etext'])]
+        if '_sinittext' in marks and '_einittext' in marks:
+            self.text.append((marks['_sinittext'], marks['_einittext']))
+        # MODULES_VADDR = __START_KERNEL_map + KERNEL_IMAGE_SIZE, which is
+        # 1 GiB with CONFIG_RANDOMIZE_BASE and 512 MiB without.
+        image = 512 << 20
+        cfg = os.path.join(os.path.dirname(os.path.abspath(path)), '.config')
+        if os.path.exists(cfg):
+            with open(cfg) as f:
+                if any(l.strip() == 'CONFIG_RANDOMIZE_BASE=y' for l in f):
+                    image = 1 << 30
+        self.modules = (START_KERNEL_MAP + image, MODULES_END)
+
+    def in_text(self, va):
+        for lo, hi in self.text:
+            if lo <= va < hi:
+                return lo
+        return None
+
+
+class KSyms:
+    """The guest's KSYM lines: /proc/kallsyms entries with a module name."""
+
+    def __init__(self, ents=()):
+        self.ents = sorted(ents)	# (address, type, name, module)
+        self.addrs = [e[0] for e in self.ents]
+        self.starts = {e[0]: f'{e[2]} [{e[3]}]' for e in self.ents}
+
+
+def load_ksyms(log):
+    out = []
+    if os.path.exists(log):
+        with open(log, errors='replace') as f:
+            for line in f:
+                p = line.split()
+                if len(p) == 5 and p[0] == 'KSYM' and p[4].startswith('['):
+                    try:
+                        out.append((int(p[1], 16), p[2], p[3], p[4].strip('[]')))
+                    except ValueError:
+                        pass
+    return KSyms(out)
+
+
+def attribute(va, smap, ksyms=KSyms()):
+    """(name, True if va is the first instruction of that symbol)."""
+    if va < USER_TOP:
+        return '[user space]', False
+    lo = smap.in_text(va)
+    if lo is not None:
+        i = bisect.bisect_right(smap.addrs, va) - 1
+        if i >= 0 and smap.addrs[i] >= lo:
+            return smap.names[i], smap.addrs[i] == va
+        return '[other kernel]', False
+    if smap.modules[0] <= va < smap.modules[1]:
+        i = bisect.bisect_right(ksyms.addrs, va) - 1
+        if i >= 0:
+            a, typ, name, mod = ksyms.ents[i]
+            if mod == '__builtin__ftrace' and va < a + PAGE:
+                return '[ftrace]', False
+            if not mod.startswith('__builtin__') and mod != 'bpf' and \
+               typ in 'tT' and va - a < MOD_SYM_SPAN:
+                return f'{name} [{mod}]', a == va
+        return '[modules]', False
+    return '[other kernel]', False
+
+
+def name_of(va, smap, ksyms=KSyms()):
+    return attribute(va, smap, ksyms)[0]
+
+
+def read_tb(path):
+    """{address: executions} of one plugin output; exactly one window."""
+    if not os.path.exists(path):
+        raise ProfileError(f'{path}: missing (the boot did not run or QEMU did not exit)')
+    head, counts = {}, {}
     with open(path) as f:
         for line in f:
-            addr, typ, name = line.split()[:3]
-            if typ in 'tTwW':
-                syms.append((int(addr, 16), name))
-    syms.sort()
-    return [a for a, _ in syms], [n for _, n in syms]
-
-
-def per_function(smap, tb):
-    """{function: [instructions, calls]} over all windows."""
-    addrs, names = smap
-    out = {}
-    with open(tb) as f:
-        for line in f:
-            if line.startswith('#'):
+            p = line.split()
+            if not p:
                 continue
-            va, n, c = (int(x, 16 if i == 0 else 10) for i, x in enumerate(line.split()))
-            i = -1
-            if va < 1 << 47:
-                name = '[user space]'
-            else:
-                i = bisect.bisect_right(addrs, va) - 1
-                name = names[i] if i >= 0 and va >= 0xffffffff80000000 else '[other kernel]'
-            e = out.setdefault(name, [0, 0])
-            e[0] += n * c
-            if i >= 0 and va == addrs[i]:
-                e[1] += c
+            if p[0] == '#':
+                if len(p) >= 3:
+                    head[p[1]] = p[2]
+                continue
+            if len(p) != 2:
+                raise ProfileError(f'{path}: not per-instruction output: {line.strip()!r}')
+            va, c = int(p[0], 16), int(p[1])
+            counts[va] = counts.get(va, 0) + c
+    if head.get('insnprof') != '2':
+        raise ProfileError(f'{path}: not written by this insnprof.c (no "# insnprof 2")')
+    if 'windows' not in head:
+        raise ProfileError(f'{path}: no "# windows" line')
+    w, o = int(head['windows']), int(head.get('open-at-exit', '0'))
+    if w != 1 or o:
+        raise ProfileError(f'{path}: {w} measurement window(s) opened'
+                           + (', the last never closed' if o else '')
+                           + '; a run must have exactly one, opened and closed')
+    return counts
+
+
+def per_function(smap, counts, ksyms=KSyms()):
+    """{function: [instructions, calls]}; calls are executions of the
+    function's first instruction."""
+    out = {}
+    for va, c in counts.items():
+        name, entry = attribute(va, smap, ksyms)
+        e = out.setdefault(name, [0, 0])
+        e[0] += c
+        if entry:
+            e[1] += c
     return out
 
 
-def bench_lines(log):
-    vals = {}
-    with open(log, errors='replace') as f:
-        for line in f:
-            p = line.split()
-            if len(p) == 3 and p[0] == 'BENCH':
-                vals[p[1].split('.', 1)[1]] = float(p[2])
-    return vals
+def entries(smap, counts, fn):
+    a = smap.by_name.get(fn)
+    return counts.get(a, 0) if a is not None else 0
 
 
-def main():
-    out, an, amap, bn, bmap = sys.argv[1:6]
-    devs = sys.argv[6:]
+def main(argv):
+    out, an, amap, bn, bmap = argv[:5]
+    devs = argv[5:]
     d = os.path.dirname(os.path.abspath(out))
-    maps = {'A': load_map(amap), 'B': load_map(bmap)}
+    maps = {'A': SymMap(amap), 'B': SymMap(bmap)}
+    for k in 'AB':
+        for fn in ENTRIES:
+            if fn not in maps[k].by_name:
+                raise ProfileError(f'no {fn} in the System.map of {k}')
+    data = {}
+    errors = []
+    for dev in devs:
+        for k in 'AB':
+            try:
+                counts = read_tb(os.path.join(d, f'{dev}-{k}.tb'))
+            except ProfileError as e:
+                errors.append(str(e))
+                continue
+            ksyms = load_ksyms(os.path.join(d, f'{dev}-{k}.log'))
+            calls = {fn: entries(maps[k], counts, fn) for fn in ENTRIES}
+            if not sum(calls.values()):
+                errors.append(f'{dev} on {k}: no swap I/O in the window')
+                continue
+            data[dev, k] = (per_function(maps[k], counts, ksyms), calls,
+                            entries(maps[k], counts, PAGE_FAULT))
+    if errors:
+        raise ProfileError('\n'.join(errors))
+
     lines = [f'# Instructions per swap I/O, A={an} B={bn}', '',
              'QEMU TCG with -icount shift=0 and the insnprof plugin (scripts/insnprof.c):',
-             'every instruction the guest executed while swaplat ran, attributed to the',
-             'kernel function (System.map) its translation block starts in, divided by',
-             'the swap I/Os of the window (swap_readpage() + swap_writepage() calls).',
-             'swap-in and swap-out are instructions per call from the function profiler,',
-             'as in make bench ICOUNT=1.  Rows differ by at least %.0f per I/O.' % MIN_DIFF, '']
-    summary = ['| device | swap-in A | swap-in B | diff | swap-out A | swap-out B | diff | window per I/O A | B | diff |',
+             'every instruction the guest executed in the one window around swaplat (from',
+             'a write to trace_marker to the next, with no ftrace function traced), each',
+             'counted by its own address and attributed to the kernel function',
+             '(System.map) it lies in, divided by the swap I/Os of the window:',
+             'executions of the first instruction of swap_readpage() plus',
+             'swap_writepage().  The count is exact but for one thing: an instruction',
+             'that faults and is restarted is counted twice, so a window is high by at',
+             'most its page faults (column PF per I/O; nearly all are swaplat\'s own',
+             'faults in user space).  A rep-prefixed string instruction counts once per',
+             'iteration, as -icount does.  Rows differ by at least %.0f per I/O.' % MIN_DIFF, '']
+    hooked = sorted({f'{dev} {k}' for (dev, k), v in data.items()
+                     if any(fn in HOOKS for fn in v[0])})
+    if hooked:
+        lines = [l.replace(', with no ftrace function traced)', ')') for l in lines]
+        lines += ['The ftrace function profiler was on in the window of ' + ', '.join(hooked)
+                  + ' (INSN_GUEST=fprof): its hooks are in those counts.', '']
+    summary = ['| device | swap-ins A | B | swap-outs A | B | window per I/O A | B | diff | PF per I/O A | B |',
                '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
     body = []
     alldiff = {}	# device -> {function: B - A per I/O}, every function
     done = []
     for dev in devs:
-        prof, bench = {}, {}
-        for k in 'AB':
-            tb = os.path.join(d, f'{dev}-{k}.tb')
-            log = os.path.join(d, f'{dev}-{k}.log')
-            if not (os.path.exists(tb) and os.path.exists(log)):
-                print(f'insnprof: no data for {dev} {k}', file=sys.stderr)
-                break
-            prof[k] = per_function(maps[k], tb)
-            bench[k] = bench_lines(log)
-        if len(prof) < 2:
-            continue
-        nio = {k: bench[k].get('swapin_calls', 0) + bench[k].get('swapout_calls', 0) for k in 'AB'}
-        if not all(nio.values()):
-            print(f'insnprof: {dev}: no swap calls in the log', file=sys.stderr)
-            continue
+        prof = {k: data[dev, k][0] for k in 'AB'}
+        calls = {k: data[dev, k][1] for k in 'AB'}
+        nio = {k: sum(calls[k].values()) for k in 'AB'}
+        pf = {k: data[dev, k][2] / nio[k] for k in 'AB'}
         tot = {k: sum(v[0] for v in prof[k].values()) / nio[k] for k in 'AB'}
-        si = [bench[k].get('swapin_us', 0) * 1000 for k in 'AB']
-        so = [bench[k].get('swapout_us', 0) * 1000 for k in 'AB']
-        summary.append(f'| {dev} | {si[0]:.0f} | {si[1]:.0f} | {si[1]-si[0]:+.0f} | {so[0]:.0f} | {so[1]:.0f} | {so[1]-so[0]:+.0f} '
-                       f'| {tot["A"]:.0f} | {tot["B"]:.0f} | {tot["B"]-tot["A"]:+.0f} |')
+        ri, wo = ENTRIES
+        summary.append(f'| {dev} | {calls["A"][ri]} | {calls["B"][ri]} | {calls["A"][wo]} | {calls["B"][wo]} '
+                       f'| {tot["A"]:.0f} | {tot["B"]:.0f} | {tot["B"]-tot["A"]:+.0f} '
+                       f'| {pf["A"]:.2f} | {pf["B"]:.2f} |')
         rows = []
         alldiff[dev] = {}
         for fn in set(prof['A']) | set(prof['B']):
@@ -143,7 +297,7 @@ def main():
                 rows.append((ib - ia, fn, ia, ib, a[1] / nio['A'], b[1] / nio['B']))
         rows.sort(key=lambda r: (-r[0], r[1]))
         done.append(dev)
-        body += ['', f'## {dev}: {int(nio["A"])} swap I/Os in A, {int(nio["B"])} in B', '',
+        body += ['', f'## {dev}: {nio["A"]} swap I/Os in A, {nio["B"]} in B', '',
                  '| function | A insns/I/O | B insns/I/O | diff | A calls/I/O | B calls/I/O |',
                  '|---|---:|---:|---:|---:|---:|']
         for diff, fn, ia, ib, ca, cb in rows:
@@ -180,4 +334,9 @@ def main():
 
 
 if __name__ == '__main__':
-    main()
+    try:
+        main(sys.argv[1:])
+    except ProfileError as e:
+        for line in str(e).splitlines():
+            print(f'insnprof: error: {line}', file=sys.stderr)
+        sys.exit(1)

@@ -16,6 +16,13 @@
 # and prints BENCH <device>.fn.<f>_us and _calls; each profiled function
 # adds the profiler's own cost to the functions that call it, so use this
 # to find where time goes (with ICOUNT=1), not for the headline numbers.
+# bench.insnprof=1 (make insn-profile) leaves the function profiler off and
+# instead writes insnprof-open and insnprof-close to trace_marker around
+# swaplat, the window of the QEMU plugin scripts/insnprof.c, then prints
+# the /proc/kallsyms entries that carry a module name (module area:
+# modules, ftrace trampolines) as "KSYM address type name [module]".
+# bench.insnprof=fprof does the same with the profiler on inside the
+# window, to measure what its hooks cost.
 . /tests/lib/common.sh
 DEVS=${BENCH_DEVS:-zram brd pmem btt}
 SET_MB=${BENCH_SET_MB:-96}
@@ -25,6 +32,7 @@ for a in $(cat /proc/cmdline); do
 	case "$a" in
 	bench.devs=*) DEVS=${a#bench.devs=}; DEVS=${DEVS//,/ } ;;
 	bench.funcs=*) FUNCS=${a#bench.funcs=}; FUNCS=${FUNCS//,/ } ;;
+	bench.insnprof=*) IPROF=${a#bench.insnprof=} ;;
 	esac
 done
 
@@ -38,8 +46,11 @@ cg=$(memcg_setup bench "$((SET_MB / 3))M")
 for d in $DEVS; do
 	dev=$(dev_setup "$d") || { echo "BENCH-ERROR no device $d"; continue; }
 	swap_on "$dev" || { echo "BENCH-ERROR swapon $d"; continue; }
-	echo 1 > $T/function_profile_enabled
+	[ "${IPROF:-}" = 1 ] || echo 1 > $T/function_profile_enabled
+	[ -n "${IPROF:-}" ] && echo insnprof-open > $T/trace_marker
 	out=$(run_in_cg "$cg" swaplat -s "$SET_MB" -n "$N" -W 3000 -w 30 -S 7)
+	[ -n "${IPROF:-}" ] && echo insnprof-close > $T/trace_marker
+	[ -n "${IPROF:-}" ] && awk 'NF == 4 && $4 ~ /^\[/ { print "KSYM", $0 }' /proc/kallsyms
 	echo 0 > $T/function_profile_enabled
 	read -r rh rt <<< "$(profile swap_readpage)"
 	read -r wh wt <<< "$(profile swap_writepage)"
