@@ -74,7 +74,7 @@ def method_lines(res, what):
              "the spread:")
     else:
         corr = CORR.get(res.get("correction"), res.get("correction"))
-        t = (f"{what}; {len(res.get('rounds', [])) or n} rounds of A then B, n = valid A/B "
+        t = (f"{what}; {len(res.get('rounds', [])) or n} rounds (A first in odd ones, B first in even ones), n = valid A/B "
              "pairs; median over boots (min-max); B/A = Hodges-Lehmann estimate of the "
              "per-round ratio and its exact 95% Wilcoxon signed-rank interval; verdicts: "
              f"exact signed-rank test, {corr}-corrected over {res.get('family') or 0} "
