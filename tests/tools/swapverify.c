@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/swap.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,24 +112,50 @@ static void report(const char *phase, const struct snap *a, const struct snap *b
 }
 
 /*
- * Overwrite the swap slots of up to @n pages of the set that are swapped
- * out right now, on the swap device @dev itself.  The kernel refuses
- * write() to an active swap device (-ETXTBSY), so the slot is written
- * through a shared mapping of the device and msync()ed: writeback carries
- * it to the device.  The slot comes from /proc/self/pagemap: bit 62 marks
- * a swap entry, bits 0-4 hold its type and bits 5-54 its offset in pages.
- * The pages are left alone, so the kernel reads the damaged slot back on
- * the next fault: the verify must catch it.  Returns the number of slots
- * overwritten.
+ * -D DEV -C N: overwrite the swap slots of up to N swapped-out pages on the
+ * swap device DEV itself.  The kernel refuses write() and a new writable
+ * mapping on an active swap device (-ETXTBSY), so map_device() maps DEV
+ * shared and writable while it is not swap, then turns swap on itself;
+ * corrupt_slots() writes through that mapping and msync()s, and writeback
+ * carries the damage to the device.
  */
-static size_t corrupt_slots(const char *mem, size_t npages, const char *dev, size_t n)
+static char *dev_map;
+
+static void map_device(const char *dev)
+{
+	int fd = open(dev, O_RDWR);
+	off_t size = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
+
+	if (fd < 0 || size <= 0) {
+		perror("swapverify: open swap device");
+		exit(2);
+	}
+	swapoff(dev);	/* the caller may have turned it on already */
+	dev_map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (dev_map == MAP_FAILED) {
+		perror("swapverify: map swap device");
+		exit(2);
+	}
+	close(fd);
+	if (swapon(dev, SWAP_FLAG_PREFER | (10 << SWAP_FLAG_PRIO_SHIFT))) {
+		perror("swapverify: swapon");
+		exit(2);
+	}
+}
+
+/*
+ * The slot of a page comes from /proc/self/pagemap: bit 62 marks a swap
+ * entry, bits 0-4 hold its type and bits 5-54 its offset in pages.  The
+ * pages are left alone, so the kernel reads the damaged slot back on the
+ * next fault: the verify must catch it.  Returns the slots overwritten.
+ */
+static size_t corrupt_slots(const char *mem, size_t npages, size_t n)
 {
 	int pm = open("/proc/self/pagemap", O_RDONLY);
-	int fd = open(dev, O_RDWR);
 	size_t done = 0;
 
-	if (pm < 0 || fd < 0) {
-		perror("swapverify: corrupt setup");
+	if (pm < 0) {
+		perror("swapverify: pagemap");
 		exit(2);
 	}
 	/* Spread the victims over the set: every (npages / n)th swapped page. */
@@ -145,24 +172,16 @@ static size_t corrupt_slots(const char *mem, size_t npages, const char *dev, siz
 			}
 			if (!(e >> 62 & 1) || e >> 63)
 				continue;
-			e = (e & ((1ULL << 55) - 1)) >> 5;
-			slot = mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-				    fd, (off_t)e * page_size);
-			if (slot == MAP_FAILED) {
-				perror("swapverify: map slot");
-				exit(2);
-			}
+			slot = dev_map + ((e & ((1ULL << 55) - 1)) >> 5) * page_size;
 			memset(slot, 0xa5, page_size);
 			if (msync(slot, page_size, MS_SYNC)) {
 				perror("swapverify: write slot");
 				exit(2);
 			}
-			munmap(slot, page_size);
 			done++;
 			break;
 		}
 	}
-	close(fd);
 	close(pm);
 	return done;
 }
@@ -181,7 +200,8 @@ static void usage(void)
 		"  -Z  compressible content (one word in 64 unique, the rest 0)\n"
 		"  -c  corrupt page N before the final verify (tests the test)\n"
 		"  -C  after the fill, overwrite the swap slots of n swapped-out\n"
-		"      pages on swap device -D (tests the swap-in path)\n");
+		"      pages on swap device -D, which swapverify maps and then\n"
+		"      turns swap on itself (tests the swap-in path)\n");
 	exit(2);
 }
 
@@ -228,6 +248,8 @@ int main(int argc, char **argv)
 	if (madvise(mem, npages * page_size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && huge)
 		perror("swapverify: MADV_HUGEPAGE");
 
+	if (slots)
+		map_device(slot_dev);
 	snap(&s0);
 	for (size_t p = 0; p < npages; p++)
 		fill((uint64_t *)(mem + p * page_size), p, 0);
@@ -236,7 +258,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (slots)
-		slots_done = corrupt_slots(mem, npages, slot_dev, slots);
+		slots_done = corrupt_slots(mem, npages, slots);
 	snap(&s1);
 
 	if (seq) {
