@@ -19,7 +19,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/swap.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,75 +114,47 @@ static void report(const char *phase, const struct snap *a, const struct snap *b
 
 /*
  * -D DEV -C N: overwrite the swap slots of up to N swapped-out pages on the
- * swap device DEV itself.  The kernel refuses write() and a new writable
- * mapping on an active swap device (-ETXTBSY), so map_device() maps DEV
- * shared and writable while it is not swap, then turns swap on itself;
- * corrupt_slots() writes through that mapping and msync()s, and writeback
- * carries the damage to the device.
- */
-static char *dev_map;
-
-static void map_device(const char *dev)
-{
-	int fd = open(dev, O_RDWR);
-	off_t size = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
-
-	if (fd < 0 || size <= 0) {
-		perror("swapverify: open swap device");
-		exit(2);
-	}
-	swapoff(dev);	/* the caller may have turned it on already */
-	dev_map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (dev_map == MAP_FAILED) {
-		perror("swapverify: map swap device");
-		exit(2);
-	}
-	close(fd);
-	if (swapon(dev, SWAP_FLAG_PREFER | (10 << SWAP_FLAG_PRIO_SHIFT))) {
-		perror("swapverify: swapon");
-		exit(2);
-	}
-}
-
-/*
- * The slot of a page comes from /proc/self/pagemap: bit 62 marks a swap
- * entry, bits 0-4 hold its type and bits 5-54 its offset in pages.  The
- * pages are left alone, so the kernel reads the damaged slot back on the
+ * swap device DEV itself.  The kernel refuses write() to an active swap
+ * device and SIGBUSes writes through a mapping of it, but BLKZEROOUT is a
+ * block-layer request of its own: each slot is zeroed on the device with
+ * it.  The slot of a page comes from /proc/self/pagemap: bit 62 marks a
+ * swap entry, bits 0-4 hold its type and bits 5-54 its offset in pages.
+ * The pages are left alone, so the kernel reads the zeroed slot back on the
  * next fault: the verify must catch it.  Returns the slots overwritten.
  */
-static size_t corrupt_slots(const char *mem, size_t npages, size_t n)
+static size_t corrupt_slots(const char *mem, size_t npages, const char *dev, size_t n)
 {
 	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int fd = open(dev, O_WRONLY);
 	size_t done = 0;
 
-	if (pm < 0) {
-		perror("swapverify: pagemap");
+	if (pm < 0 || fd < 0) {
+		perror("swapverify: corrupt setup");
 		exit(2);
 	}
 	/* Spread the victims over the set: every (npages / n)th swapped page. */
 	for (size_t p = 0; p < npages && done < n; p += npages / n ?: 1) {
-		uint64_t e;
+		uint64_t e, range[2];
 		off_t at = (off_t)((uintptr_t)mem / page_size + p) * 8;
 
 		for (size_t q = p; q < npages && q < p + 64; q++, at += 8) {
-			char *slot;
-
 			if (pread(pm, &e, 8, at) != 8) {
 				perror("swapverify: pagemap");
 				exit(2);
 			}
 			if (!(e >> 62 & 1) || e >> 63)
 				continue;
-			slot = dev_map + ((e & ((1ULL << 55) - 1)) >> 5) * page_size;
-			memset(slot, 0xa5, page_size);
-			if (msync(slot, page_size, MS_SYNC)) {
-				perror("swapverify: write slot");
+			range[0] = ((e & ((1ULL << 55) - 1)) >> 5) * page_size;
+			range[1] = page_size;
+			if (ioctl(fd, BLKZEROOUT, range)) {
+				perror("swapverify: BLKZEROOUT on a swap slot");
 				exit(2);
 			}
 			done++;
 			break;
 		}
 	}
+	close(fd);
 	close(pm);
 	return done;
 }
@@ -200,8 +173,7 @@ static void usage(void)
 		"  -Z  compressible content (one word in 64 unique, the rest 0)\n"
 		"  -c  corrupt page N before the final verify (tests the test)\n"
 		"  -C  after the fill, overwrite the swap slots of n swapped-out\n"
-		"      pages on swap device -D, which swapverify maps and then\n"
-		"      turns swap on itself (tests the swap-in path)\n");
+		"      pages on swap device -D with BLKZEROOUT (tests swap-in)\n");
 	exit(2);
 }
 
@@ -248,8 +220,6 @@ int main(int argc, char **argv)
 	if (madvise(mem, npages * page_size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && huge)
 		perror("swapverify: MADV_HUGEPAGE");
 
-	if (slots)
-		map_device(slot_dev);
 	snap(&s0);
 	for (size_t p = 0; p < npages; p++)
 		fill((uint64_t *)(mem + p * page_size), p, 0);
@@ -258,7 +228,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (slots)
-		slots_done = corrupt_slots(mem, npages, slots);
+		slots_done = corrupt_slots(mem, npages, slot_dev, slots);
 	snap(&s1);
 
 	if (seq) {
