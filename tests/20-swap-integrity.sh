@@ -13,8 +13,8 @@
 #
 # Injections (make test-inject), each aimed at one subtest:
 #   swap-corrupt    one byte of one page flipped in memory (zram 4k pages)
-#   swap-slot-brd   16 swap slots overwritten on the brd device itself while
-#                   their pages are swapped out (brd 4k pages)
+#   swap-slot-brd   16 swap slots zeroed on the brd device itself (BLKZEROOUT)
+#                   while their pages are swapped out (brd 4k pages)
 #   swap-slot-pmem  the same on pmem (pmem 4k pages)
 #   swap-failreq    fail_make_request fails 2% of brd's bios (brd 4k pages):
 #                   a failed swap-in must not hand back data (SIGBUS)
