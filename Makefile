@@ -51,7 +51,7 @@ export QUILT_PATCHES := patches
 export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
-	bisect-build checkpatch sparse check check-full test test-inject test-base test-debug \
+	bisect-build checkpatch sparse check check-full test test-inject test-inject-build test-base test-debug \
 	variants initramfs bisect-test bench bisect-bench insn-profile mail clean distclean help
 
 all: deps base apply kernel
@@ -106,6 +106,9 @@ test: initramfs
 test-inject: initramfs
 	@$(TOP)/tests/inject.sh $(KERNEL) $(INJECT)
 
+test-inject-build: base
+	@$(TOP)/scripts/inject-build.sh
+
 test-base: base-kernel initramfs
 	@$(TOP)/tests/run.sh $(BASE_KERNEL)
 
@@ -116,7 +119,7 @@ test-debug: apply initramfs
 check: deps base
 	@$(TOP)/scripts/check.sh
 
-check-full: check sparse test-base test-inject
+check-full: check sparse test-base test-inject test-inject-build
 
 bisect-test: base
 	@$(TOP)/scripts/bisect-test.sh

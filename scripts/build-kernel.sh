@@ -2,7 +2,11 @@
 # Configure (tinyconfig + fragments) and build a kernel out of tree.
 # usage: build-kernel.sh SRC OBJ FRAGMENT...
 # Honours JOBS, and uses ccache when CC is not set by the caller.
+# New warnings (compiler, objtool, linker: any ": warning: " line but the
+# base's own iomap_copy_64 one) are printed at the end; with
+# NEW_WARNINGS=fail (make bisect-build) they fail the build (exit 99).
 set -euo pipefail
+here=$(dirname "$(realpath "$0")")
 src=$1 obj=$2
 shift 2
 frags=()
@@ -62,7 +66,60 @@ if [ ! -f "$obj/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 	echo "$want" > "$stamp"
 fi
 
+# The files the series touches are judged by content, not by mtime.  quilt
+# gives every file it pops or pushes a new mtime, and make bisect-build
+# walks the tree through every patch, so by mtime alone each object
+# directory would rebuild everything that includes a header the series
+# touches (include/linux/compiler_attributes.h: every object) after each
+# bisect-build.  $obj/.srcstate records, for each such file, the content
+# hash and the mtime this directory last built with: a file whose content
+# is the same again gets that mtime back, any other one is made newer than
+# every object here.  So make rebuilds exactly what changed since this
+# directory's last build, whatever other directories built in between.
+# No record (a new directory, or the last build printed a warning) means
+# every watched file counts as changed.
+srcstate() {
+	local rec=$obj/.srcstate sha mt f
+	local -A rsha=() rmt=()
+	if [ -f "$rec" ]; then
+		while read -r sha mt f; do rsha[$f]=$sha; rmt[$f]=$mt; done < "$rec"
+	fi
+	local -a files=()
+	mapfile -t files < <({ TOP=${TOP:-$(dirname "$here")} "$here/series-list.sh" --files
+		[ ${#rsha[@]} -eq 0 ] || printf '%s\n' "${!rsha[@]}"; } | sort -u |
+		(cd "$src" && while read -r f; do [ -f "$f" ] && echo "$f"; done))
+	rm -f "$rec"
+	[ ${#files[@]} -gt 0 ] || return 0
+	local built=0
+	[ -e "$obj/include/config/auto.conf" ] && built=1
+	(cd "$src" && sha1sum -- "${files[@]}") | while read -r sha f; do
+		if [ "${rsha[$f]:-}" = "$sha" ]; then
+			touch -m -d "@${rmt[$f]}" "$src/$f"
+		elif [ $built = 1 ]; then
+			touch -m "$src/$f"
+		fi
+		echo "$sha $(stat -c %.9Y "$src/$f") $f"
+	done > "$rec.new"
+	mv "$rec.new" "$rec"
+}
+srcstate
+
 targets=(bzImage)
 grep -q '^CONFIG_MODULES=y' "$obj/.config" && targets+=(modules)
-kmake "${targets[@]}" ${KMAKE_EXTRA:-}
+log=$obj/.build-kernel.log
+set +e
+kmake "${targets[@]}" ${KMAKE_EXTRA:-} 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+warnings=$(grep -E ': warning: ' "$log" | grep -v 'iomap_copy_64' || true)
+if [ -n "$warnings" ]; then
+	# The objects that warned are built: drop the record so that the next
+	# build here recompiles (ccache replays the warnings) instead of
+	# passing silently.
+	rm -f "$obj/.srcstate"
+	echo "build-kernel: new warnings:" >&2
+	echo "$warnings" | sed 's/^/    /' >&2
+	[ $rc -ne 0 ] || [ "${NEW_WARNINGS:-}" != fail ] || rc=99
+fi
+[ $rc -eq 0 ] || exit $rc
 echo "build-kernel: $obj/arch/x86/boot/bzImage"

@@ -1,10 +1,12 @@
 #!/bin/bash
 # quilt on the work tree with this repository's patches/ and series.
 # Fuzz is a defect: pushes use --fuzz=0 and any reject fails loudly.
+# SERIES_DIR (default $TOP) holds the series file and patches/.
 set -euo pipefail
+SERIES_DIR=${SERIES_DIR:-$TOP}
 cd "$TREE"
-ln -sfn "$TOP/patches" patches
-ln -sfn "$TOP/series" series
+ln -sfn "$SERIES_DIR/patches" patches
+ln -sfn "$SERIES_DIR/series" series
 export QUILT_PATCHES=patches QUILT_SERIES=series
 quilt() { command quilt --quiltrc=/dev/null "$@"; }
 
@@ -16,10 +18,10 @@ resync() {
 	applied=$(cat .pc/applied-patches 2>/dev/null || true)
 	[ -n "$applied" ] || return 0
 	local i=0 p
-	mapfile -t want < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]].*//' "$TOP/series")
+	mapfile -t want < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]].*//' "$SERIES_DIR/series")
 	while read -r p; do
 		p=${p#patches/}
-		if [ "${want[$i]:-}" != "$p" ] || ! cmp -s "$TOP/patches/$p" ".pc/$p.orig-patch" 2>/dev/null; then
+		if [ "${want[$i]:-}" != "$p" ] || ! cmp -s "$SERIES_DIR/patches/$p" ".pc/$p.orig-patch" 2>/dev/null; then
 			echo "quilt: series or patch changed at $p; popping all"
 			quilt pop -a -f -q >/dev/null
 			rm -rf .pc/*.orig-patch
@@ -32,7 +34,7 @@ resync() {
 case "$1" in
 apply)
 	resync
-	if [ -z "$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/series")" ]; then
+	if [ -z "$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$SERIES_DIR/series")" ]; then
 		echo "quilt: series is empty; tree stays at the base"
 		exit 0
 	fi
@@ -47,7 +49,7 @@ apply)
 		echo "quilt: error: patch ${top#patches/} does not apply cleanly (fuzz or rejects are defects); fix it in patches/" >&2
 		exit 1
 	fi
-	for p in $(quilt applied); do cp "$TOP/patches/${p#patches/}" ".pc/${p#patches/}.orig-patch"; done
+	for p in $(quilt applied); do cp "$SERIES_DIR/patches/${p#patches/}" ".pc/${p#patches/}.orig-patch"; done
 	echo "quilt: series applied ($(quilt applied | wc -l) patches)"
 	;;
 unapply)
