@@ -64,8 +64,10 @@ $(printf "$undeclared" noswap)
 edit_nodma_error() { append drivers/nvdimm/pmem.c "#if !IS_ENABLED(CONFIG_DMA_ENGINE)
 $(printf "$undeclared" nodma)
 #endif"; }
+# Not in btt.c: without the pmem driver, ND_BTT is not selected and btt.c
+# is not built at all.
 # shellcheck disable=SC2059
-edit_nopmem_error() { append drivers/nvdimm/btt.c "#if !IS_ENABLED(CONFIG_BLK_DEV_PMEM)
+edit_nopmem_error() { append block/bdev.c "#if !IS_ENABLED(CONFIG_BLK_DEV_PMEM)
 $(printf "$undeclared" nopmem)
 #endif"; }
 edit_warning() { append drivers/block/brd.c 'void syncio_inject_warn(void);
@@ -87,7 +89,7 @@ cases=(
 	"modules-export|block/bdev.c drivers/block/brd.c|$end||variant: modules|modpost: \"syncio_inject_helper\" \\[drivers/block/brd\\.ko\\] undefined"
 	"noswap-error|drivers/block/zram/zram_drv.c|$end||variant: noswap|syncio_inject_undeclared"
 	"nodma-error|drivers/nvdimm/pmem.c|$end||variant: nodma|syncio_inject_undeclared"
-	"nopmem-error|drivers/nvdimm/btt.c|$end||variant: nopmem|syncio_inject_undeclared"
+	"nopmem-error|block/bdev.c|$end||variant: nopmem|syncio_inject_undeclared"
 	"warning|drivers/block/brd.c|$end||patch $((end + 1))|warning: unused variable .syncio_inject_unused."
 	"mid-series|drivers/block/brd.c|$mid|$((mid + 3))|patch $((mid + 1))|syncio_inject_undeclared"
 )
