@@ -6,14 +6,15 @@
 # QEMU_EXTRA (more QEMU options, split at blanks; e.g. -plugin for
 # scripts/insn-profile.sh), KTAP_LOG (the file behind the guest's second
 # serial port, ttyS1: tests/run.sh has the tests write their KTAP there;
-# default LOG with .ktap for .log).
+# default LOG with .ktap for .log), INITRD (default build/initramfs.cpio;
+# tests/run.sh passes one with the test modules, scripts/test-modules.sh).
 # ICOUNT=1 runs the guest with -icount shift=0: its clock advances one
 # nanosecond per emulated instruction, so a time the guest measures is an
 # instruction count, free of host noise.  It implies one vCPU: secondary
 # CPU bring-up does not finish under -icount with QEMU 7.2.
 set -uo pipefail
 kernel=$1 log=$2 mem=$3 to=$4 scripts=$5 extra=${6:-}
-initrd=${BUILD:?}/initramfs.cpio
+initrd=${INITRD:-${BUILD:?}/initramfs.cpio}
 # Two legacy pmem regions (memmap=), two 256 MiB brd disks, a memory-backed
 # null_blk with 512 B blocks.
 # tsc=reliable: TCG marks the TSC unstable and falls back to the HPET,

@@ -31,6 +31,15 @@ mkdir -p "$logdir"
 smp=${SMP:-2}
 scale=${TEST_TIMEOUT_SCALE:-1}
 
+# The test modules (tests/modules/), built for this kernel when it can load
+# them: an initramfs with them appended.
+initrd=
+if [ -x "$TOP/scripts/test-modules.sh" ]; then	# (absent in the runner's self-test)
+	initrd=$("$TOP/scripts/test-modules.sh" "$kernel") || exit 2
+fi
+[ -z "$initrd" ] || echo "# test modules: $initrd"
+export INITRD=${initrd:-$BUILD/initramfs.cpio}
+
 passed=0 failed=0 skipped=0
 total_start=$(date +%s)
 for t in "${tests[@]}"; do
