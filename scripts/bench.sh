@@ -22,7 +22,7 @@ guest=$TOP/benchmarks/guest/$BENCH.sh
 
 resolve() {	# resolve SPEC: print a bzImage path, building it if needed
 	case $1 in
-	base|series) d=$(built_objdir "$1") || return 1
+	base|series|series@[0-9]*) d=$(built_objdir "$1") || return 1
 		echo "$d/arch/x86/boot/bzImage" ;;
 	[0-9]|[0-9][0-9]) # the current series' patch NN, not a kernel left by an older series
 		p=$(sed -n "$((10#$1))p" "$TOP/series")

@@ -10,13 +10,21 @@
 # then the cells give the difference to the base and a mark needs it to
 # exceed the measured spread (2 rounds or more; one round marks nothing),
 # and a patch that adds or saves a few dozen instructions per call shows up.
+# BISECT_FROM=N boots only the base and patches N-1 to the last (N-1 is
+# the reference the new patches are read against), and builds only those.
+# BENCH_JOBS boots that many kernels at once; only with ICOUNT=1 (counts do
+# not depend on load), where it defaults to the number of CPUs.
 set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
 BENCH=${BENCH:-swaplat} ROUNDS=${ROUNDS:-3}
+from=${BISECT_FROM:-1}
+from=$((10#$from > 1 ? 10#$from - 1 : 1))
+jobs=1
+[ -n "${ICOUNT:-}" ] && jobs=${BENCH_JOBS:-$(nproc)}
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bisect-bench: error: no benchmark '$BENCH'" >&2; exit 2; }
 make --no-print-directory -C "$TOP" base-kernel initramfs || exit 1
-SAVE_KERNELS=1 BISECT_VARIANTS=0 "$TOP/scripts/bisect-build.sh" || exit 1
+SAVE_KERNELS=1 BISECT_VARIANTS=0 BISECT_FROM=$from "$TOP/scripts/bisect-build.sh" || exit 1
 out=$BUILD/bench/bisect-$BENCH-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out/logs"
 kernels=("00-base:$BUILD/obj/base/arch/x86/boot/bzImage")
@@ -24,7 +32,7 @@ i=0
 while read -r p; do
 	i=$((i + 1))
 	n=$(printf %02d "$i")
-	kernels+=("$n:$BUILD/kernels/$n-${p%.patch}.bzImage")
+	[ "$i" -ge "$from" ] && kernels+=("$n:$BUILD/kernels/$n-${p%.patch}.bzImage")
 done < <("$TOP/scripts/series-list.sh")
 for k in "${kernels[@]}"; do cp "${k#*:}" "$out/${k%%:*}.bzImage"; done
 res=$out/results.tsv
@@ -42,10 +50,14 @@ for r in $(seq 1 "$ROUNDS"); do
 	for k in "${order[@]}"; do
 		id=${k%%:*}
 		log=$out/logs/$id-$r.log
-		"$TOP/scripts/bench-boot.sh" "$out/$id.bzImage" "$log" "$BENCH" "$r" "$id" "$res" >/dev/null
-		echo "bisect-bench: round $r/$ROUNDS kernel $id done, $(( $(date +%s) - t0 ))s elapsed"
+		(
+			"$TOP/scripts/bench-boot.sh" "$out/$id.bzImage" "$log" "$BENCH" "$r" "$id" "$res" >/dev/null
+			echo "bisect-bench: round $r/$ROUNDS kernel $id done, $(( $(date +%s) - t0 ))s elapsed"
+		) &
+		while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
 	done
 done
+wait
 python3 "$TOP/benchmarks/bisect_stats.py" "$res" --out "$out" ${ICOUNT:+--deterministic} \
-	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS${ICOUNT:+ ICOUNT=1}" || exit 1
+	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS${ICOUNT:+ ICOUNT=1}${BISECT_FROM:+ BISECT_FROM=$BISECT_FROM}" || exit 1
 echo "bisect-bench: results in $out"

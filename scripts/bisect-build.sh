@@ -100,9 +100,20 @@ n=${#patches[@]}
 if [ $n -eq 0 ]; then
 	build "base (empty series)" "$OBJ" "${frags[@]}" || { echo "bisect-build: the base does not build"; exit 1; }
 fi
-# Saved kernels are named for the patch: drop those of an older series.
-[ "${SAVE_KERNELS:-0}" = 1 ] && rm -f "$BUILD"/kernels/*.bzImage
 from=${BISECT_FROM:-1}
+# Saved kernels are named for the patch: drop those of an older series, or
+# from BISECT_FROM on, those this run builds again.
+if [ "${SAVE_KERNELS:-0}" = 1 ]; then
+	for f in "$BUILD"/kernels/*.bzImage; do
+		[ -e "$f" ] || continue
+		k=$(basename "$f")
+		k=${k%%-*}
+		case $k in
+		[0-9][0-9]) [ "$from" -gt 1 ] && [ $((10#$k)) -lt "$from" ] && continue ;;
+		esac
+		rm -f "$f"
+	done
+fi
 i=0
 for p in "${patches[@]}"; do
 	i=$((i + 1))

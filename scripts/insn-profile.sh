@@ -1,5 +1,5 @@
 #!/bin/bash
-# make insn-profile [A=base] [B=series] [DEVS="zram brd pmem btt"]
+# make insn-profile [A=base] [B=series] [DEVS="zram brd pmem btt"] [INSN_BENCH=biocache]
 # Exact instruction profile of the swap path, kernel A against kernel B.
 # For each device, boots each kernel once under QEMU TCG with -icount and
 # the insnprof plugin (scripts/insnprof.c) and runs the swaplat guest
@@ -11,9 +11,17 @@
 # scripts/insnprof.py then attributes them to kernel functions and writes
 # report.md: per device, instructions per swap I/O by function, A against
 # B.  A boot whose window did not open and close exactly once fails the run.
-# A kernel is base, series, or a kernel build directory (with System.map).
+# A kernel is base, series, series@N (the series up to patch N, see
+# scripts/kernel-spec.sh) or a kernel build directory (with System.map).
 # INSN_GUEST=fprof keeps the function profiler on inside the window (as
 # make bench does), to measure what its hooks add.
+# INSN_BENCH=biocache profiles the bio allocation benchmark instead
+# (benchmarks/guest/biocache.sh, 20000 asynchronous 4 KiB O_DIRECT reads
+# from null_blk, one vCPU): the plugin counts each call of
+# bio_alloc_bioset() and bio_put() from its first instruction to its
+# return, callees included (incl=), and report.md gives instructions per
+# call and per pair, A against B, with the per-function counts of the
+# whole window.
 # Counts vary between boots of one kernel by a few instructions per I/O
 # (README: "repeatable within"): the sampling of the guest's clocksource
 # and random numbers still varies.
@@ -25,14 +33,22 @@ PAR=${INSN_JOBS:-$(nproc)}
 
 die() { echo "insn-profile: error: $*" >&2; exit 1; }
 
+INSN_BENCH=${INSN_BENCH:-swaplat}
+case $INSN_BENCH in
+swaplat) INCL_FUNCS="" ;;
+biocache) DEVS=biocache INCL_FUNCS="bio_alloc_bioset bio_put" ;;
+zramfio) DEVS=zramfio INCL_FUNCS="ksys_pread64" ;;
+*) die "INSN_BENCH=$INSN_BENCH: only swaplat, biocache and zramfio can be profiled" ;;
+esac
+
 # shellcheck source=scripts/kernel-spec.sh
 . "$TOP/scripts/kernel-spec.sh"
 
 objdir() {	# kernel spec -> build directory
 	case $1 in
-	base|series) built_objdir "$1" ;;
+	base|series|series@[0-9]*) built_objdir "$1" ;;
 	*) if [ ! -f "$1/System.map" ] || [ ! -f "$1/arch/x86/boot/bzImage" ]; then
-		echo "insn-profile: error: '$1' is not base, series or a kernel build directory" >&2
+		echo "insn-profile: error: '$1' is not base, series, series@N or a kernel build directory" >&2
 		return 1
 	   fi
 	   realpath "$1" ;;
@@ -48,17 +64,33 @@ plugin=$BUILD/host-tools/insnprof.so
 mkdir -p "$(dirname "$plugin")"
 gcc -O2 -Wall -Wextra -Wno-unused-parameter -shared -fPIC \
 	-o "$plugin" "$TOP/scripts/insnprof.c" -lpthread || die "cannot build the QEMU plugin"
-echo "insn-profile: A=$A ($oa) B=$B ($ob), devices $DEVS, output $out"
+if [ -n "$INCL_FUNCS" ]; then
+	echo "insn-profile: A=$A ($oa) B=$B ($ob), $INSN_BENCH, output $out"
+else
+	echo "insn-profile: A=$A ($oa) B=$B ($ob), devices $DEVS, output $out"
+fi
+
+sym() {	# sym SYSTEM.MAP NAME: address of a text symbol
+	awk -v n="$2" '$3 == n && $2 ~ /^[tT]$/ { print $1; exit }' "$1"
+}
 
 boot() {	# boot OBJDIR K DEV
-	local t
-	t=$(awk '$3 == "tracing_mark_write" { print $1 }' "$1/System.map")
+	local t incl="" f a
+	t=$(sym "$1/System.map" tracing_mark_write)
 	[ -n "$t" ] || { echo "insn-profile: error: no tracing_mark_write in $1/System.map" >&2; return 1; }
+	if [ -n "$INCL_FUNCS" ]; then
+		for f in $INCL_FUNCS; do
+			a=$(sym "$1/System.map" "$f")
+			[ -n "$a" ] || { echo "insn-profile: error: no $f in $1/System.map" >&2; return 1; }
+			incl+=${incl:+:}$a
+		done
+		incl=",incl=$incl"
+	fi
 	rm -f "$out/$3-$2.tb"
-	QEMU_EXTRA="-plugin $plugin,toggle=$t,skip=0,out=$out/$3-$2.tb" ICOUNT=1 \
+	QEMU_EXTRA="-plugin $plugin,toggle=$t,skip=0,out=$out/$3-$2.tb$incl" ICOUNT=1 \
 		BENCH_CMDLINE="bench.devs=$3 bench.insnprof=${INSN_GUEST:-1}" \
 		"$TOP/scripts/bench-boot.sh" "$1/arch/x86/boot/bzImage" "$out/$3-$2.log" \
-		swaplat 1 "$2" "$out/results.tsv" >/dev/null
+		"$INSN_BENCH" 1 "$2" "$out/results.tsv" >/dev/null
 	if ! grep -q '^BENCH-DONE' "$out/$3-$2.log" 2>/dev/null; then
 		echo "insn-profile: error: $3 on $2: the guest did not finish (log $out/$3-$2.log)" >&2
 		return 1
@@ -90,6 +122,14 @@ done
 reap
 echo "insn-profile: $(( $(date +%s) - t0 ))s of boots"
 [ "$failed" -eq 0 ] || die "$failed of $n boots failed; no report"
+if [ -n "$INCL_FUNCS" ]; then
+	# shellcheck disable=SC2086
+	python3 "$TOP/scripts/insnprof.py" --incl "$out/report.md" "$INSN_BENCH" "$A" "$oa/System.map" \
+		"$B" "$ob/System.map" $INCL_FUNCS || die "no report"
+	sed -n '/^| function/,/^$/p' "$out/report.md"
+	echo "insn-profile: report in $out/report.md"
+	exit 0
+fi
 # shellcheck disable=SC2086
 python3 "$TOP/scripts/insnprof.py" "$out/report.md" "$A" "$oa/System.map" "$B" "$ob/System.map" $DEVS ||
 	die "no report"

@@ -15,6 +15,19 @@
  *
  *   qemu-system-x86_64 ... -plugin insnprof.so,toggle=ffffffff810bb471,skip=0,out=F
  *
+ * incl=ADDR[:ADDR...] also counts, for each function whose first
+ * instruction is at ADDR, how often it was entered inside a window and
+ * how many kernel instructions ran from that entry to its return,
+ * callees included (one line "# incl ADDR ENTRIES INSTRUCTIONS" each).
+ * The return is found by counting the call and ret instructions executed
+ * after the entry: the ret that brings the count back to zero ends the
+ * call.  A tail call's callee returns for it, a return thunk's ret counts
+ * as the function's own, and an interrupt taken inside is counted with the
+ * function (its calls and returns balance), as the ftrace function
+ * profiler does.  The function must not sleep (a context switch returns
+ * on another stack) and the guest must have one vCPU: callbacks from any
+ * other vCPU are counted in "# incl-other-vcpu".
+ *
  * Counting: every instruction gets an inline "add 1" that TCG runs just
  * before the instruction.  An instruction the translation block does not
  * reach, because an earlier one raised an exception or (under -icount)
@@ -54,6 +67,8 @@ void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, tb_trans_cb_t cb
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
 					   vcpu_udata_cb_t cb, int flags, void *udata);
 void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn, int op,
@@ -81,6 +96,19 @@ static int skip, hits, windows;
 static bool open_;
 static const char *outpath = "insnprof.out";
 
+/* incl=: inclusive counts of a few functions (one vCPU). */
+#define NINCL 8
+static struct incl {
+	uint64_t entry;		/* address of the first instruction */
+	bool active;
+	long depth;		/* calls not yet returned since the entry */
+	uint64_t start;		/* kinsns at the entry */
+	uint64_t entries, insns;
+} incl[NINCL];
+static int nincl;
+static uint64_t kinsns;		/* every kernel instruction, bumped inline */
+static uint64_t other_vcpu;
+
 static void window_edge(struct insn *p)
 {
 	if (open_)
@@ -106,6 +134,74 @@ static void toggle_cb(unsigned int vcpu, void *udata)
 		for_each_insn(window_edge);
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+static void incl_enter_cb(unsigned int vcpu, void *udata)
+{
+	struct incl *f = udata;
+
+	if (vcpu) {
+		other_vcpu++;
+		return;
+	}
+	if (!open_ || f->active)	/* outside a window, or recursion */
+		return;
+	f->active = true;
+	f->depth = 0;
+	f->start = kinsns;
+	f->entries++;
+}
+
+static void incl_call_cb(unsigned int vcpu, void *udata)
+{
+	if (vcpu) {
+		other_vcpu++;
+		return;
+	}
+	for (int i = 0; i < nincl; i++)
+		if (incl[i].active)
+			incl[i].depth++;
+}
+
+static void incl_ret_cb(unsigned int vcpu, void *udata)
+{
+	if (vcpu) {
+		other_vcpu++;
+		return;
+	}
+	for (int i = 0; i < nincl; i++) {
+		struct incl *f = &incl[i];
+
+		if (!f->active)
+			continue;
+		if (f->depth-- > 0)
+			continue;
+		/* this ret ends the call; kinsns already counts it */
+		f->insns += kinsns - f->start;
+		f->active = false;
+	}
+}
+
+/* 1 for a near call, 2 for a near return, else 0 (x86-64 encodings). */
+static int call_or_ret(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0x2e || b[i] == 0x3e ||
+			 b[i] == 0x26 || b[i] == 0x36 || b[i] == 0x64 || b[i] == 0x65 ||
+			 b[i] == 0xf2 || b[i] == 0xf3 || b[i] == 0xf0))
+		i++;
+	if (i < n && (b[i] & 0xf0) == 0x40)	/* REX */
+		i++;
+	if (i >= n)
+		return 0;
+	if (b[i] == 0xe8)
+		return 1;
+	if (b[i] == 0xff && i + 1 < n && ((b[i + 1] >> 3) & 7) == 2)
+		return 1;
+	if (b[i] == 0xc3 || b[i] == 0xc2)
+		return 2;
+	return 0;
 }
 
 static struct insn *lookup(uint64_t va)
@@ -142,6 +238,25 @@ static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (va == toggle)
 			qemu_plugin_register_vcpu_insn_exec_cb(in, toggle_cb,
 							       QEMU_PLUGIN_CB_NO_REGS, NULL);
+		if (!nincl || va < USER_TOP)
+			continue;
+		qemu_plugin_register_vcpu_insn_exec_inline(in, QEMU_PLUGIN_INLINE_ADD_U64,
+							   &kinsns, 1);
+		for (int i = 0; i < nincl; i++)
+			if (va == incl[i].entry)
+				qemu_plugin_register_vcpu_insn_exec_cb(in, incl_enter_cb,
+								       QEMU_PLUGIN_CB_NO_REGS,
+								       &incl[i]);
+		switch (call_or_ret(qemu_plugin_insn_data(in), qemu_plugin_insn_size(in))) {
+		case 1:
+			qemu_plugin_register_vcpu_insn_exec_cb(in, incl_call_cb,
+							       QEMU_PLUGIN_CB_NO_REGS, NULL);
+			break;
+		case 2:
+			qemu_plugin_register_vcpu_insn_exec_cb(in, incl_ret_cb,
+							       QEMU_PLUGIN_CB_NO_REGS, NULL);
+			break;
+		}
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -165,6 +280,11 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 	}
 	fprintf(out, "# insnprof 2 per-instruction\n# windows %d\n# open-at-exit %d\n",
 		windows, open_);
+	for (int i = 0; i < nincl; i++)
+		fprintf(out, "# incl %" PRIx64 " %" PRIu64 " %" PRIu64 "%s\n", incl[i].entry,
+			incl[i].entries, incl[i].insns, incl[i].active ? " open" : "");
+	if (nincl)
+		fprintf(out, "# incl-other-vcpu %" PRIu64 "\n", other_vcpu);
 	for_each_insn(dump);
 	fclose(out);
 }
@@ -178,6 +298,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			toggle = strtoull(argv[i] + 7, NULL, 16);
 		} else if (!strncmp(argv[i], "skip=", 5)) {
 			skip = atoi(argv[i] + 5);
+		} else if (!strncmp(argv[i], "incl=", 5)) {
+			char *e = argv[i] + 4;
+
+			do {
+				if (nincl == NINCL) {
+					fprintf(stderr, "insnprof: at most %d incl= functions\n", NINCL);
+					return -1;
+				}
+				incl[nincl++].entry = strtoull(e + 1, &e, 16);
+			} while (*e == ':');
 		} else if (!strncmp(argv[i], "out=", 4)) {
 			outpath = strdup(argv[i] + 4);
 		} else {

@@ -3,6 +3,12 @@
 compare two kernels.
 
 usage: insnprof.py OUT.md A_NAME A_SYSTEM_MAP B_NAME B_SYSTEM_MAP DEV...
+       insnprof.py --incl OUT.md RUN A_NAME A_SYSTEM_MAP B_NAME B_SYSTEM_MAP FUNC...
+The second form reads RUN-A.tb and RUN-B.tb, written with incl= (the
+plugin's inclusive counts of FUNC..., in that order), and reports
+instructions per call of each FUNC and of all of them together (one call
+of each), A against B, then the per-function difference over the window
+per call of the first FUNC.
 For each DEV it reads DEV-A.tb, DEV-B.tb (plugin output: executions per
 instruction address in the one measurement window) and DEV-A.log,
 DEV-B.log (guest console) from the directory of OUT.md.  Instructions are
@@ -225,7 +231,82 @@ def entries(smap, counts, fn):
     return counts.get(a, 0) if a is not None else 0
 
 
+def read_incl(path, smap, funcs):
+    """{function: (entries, instructions)} from the "# incl" lines."""
+    byaddr = {}
+    other = None
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if p[:2] == ['#', 'incl'] and len(p) >= 5:
+                if len(p) > 5:
+                    raise ProfileError(f'{path}: a call of {p[2]} never returned')
+                byaddr[int(p[2], 16)] = (int(p[3]), int(p[4]))
+            elif p[:2] == ['#', 'incl-other-vcpu']:
+                other = int(p[2])
+    if other is None:
+        raise ProfileError(f'{path}: no inclusive counts (plugin run without incl=)')
+    if other:
+        raise ProfileError(f'{path}: {other} callbacks from a second vCPU; run with one')
+    out = {}
+    for fn in funcs:
+        a = smap.by_name.get(fn)
+        if a is None or a not in byaddr:
+            raise ProfileError(f'{path}: no inclusive count of {fn}')
+        if not byaddr[a][0]:
+            raise ProfileError(f'{path}: {fn} was not called in the window')
+        out[fn] = byaddr[a]
+    return out
+
+
+def main_incl(argv):
+    out, run, an, amap, bn, bmap = argv[:6]
+    funcs = argv[6:]
+    d = os.path.dirname(os.path.abspath(out))
+    maps = {'A': SymMap(amap), 'B': SymMap(bmap)}
+    incl, prof = {}, {}
+    for k in 'AB':
+        tb = os.path.join(d, f'{run}-{k}.tb')
+        counts = read_tb(tb)
+        incl[k] = read_incl(tb, maps[k], funcs)
+        prof[k] = per_function(maps[k], counts, load_ksyms(os.path.join(d, f'{run}-{k}.log')))
+    per = {k: {fn: incl[k][fn][1] / incl[k][fn][0] for fn in funcs} for k in 'AB'}
+    lines = [f'# {run}: instructions per call, A={an} B={bn}', '',
+             'QEMU TCG with -icount shift=0 and the insnprof plugin (scripts/insnprof.c,',
+             'incl=): every call of each function in the window around the benchmark\'s',
+             'reads, counted from its first instruction to its return, callees and any',
+             'interrupt taken inside included, no ftrace function traced.', '',
+             '| function | calls A | calls B | insns/call A | insns/call B | B/A |',
+             '|---|---:|---:|---:|---:|---:|']
+    for fn in funcs:
+        lines.append(f'| {fn} | {incl["A"][fn][0]} | {incl["B"][fn][0]} | {per["A"][fn]:.1f} '
+                     f'| {per["B"][fn]:.1f} | {per["B"][fn] / per["A"][fn]:.3f} |')
+    pa, pb = sum(per['A'].values()), sum(per['B'].values())
+    lines.append(f'| {" + ".join(funcs)} | | | {pa:.1f} | {pb:.1f} | {pb / pa:.3f} |')
+    n = {k: incl[k][funcs[0]][0] for k in 'AB'}
+    rows = []
+    for fn in set(prof['A']) | set(prof['B']):
+        ia = prof['A'].get(fn, [0, 0])[0] / n['A']
+        ib = prof['B'].get(fn, [0, 0])[0] / n['B']
+        if abs(ib - ia) >= MIN_DIFF:
+            rows.append((ib - ia, fn, ia, ib))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    ta = sum(v[0] for v in prof['A'].values()) / n['A']
+    tb_ = sum(v[0] for v in prof['B'].values()) / n['B']
+    lines += ['', f'## Whole window, per call of {funcs[0]}', '',
+              f'All instructions of the window: A {ta:.0f}, B {tb_:.0f} per call ({tb_ - ta:+.0f}).',
+              'Functions (self counts, where the instruction lies) that differ by at least',
+              '%.0f:' % MIN_DIFF, '',
+              '| function | A | B | diff |', '|---|---:|---:|---:|']
+    for diff, fn, ia, ib in rows:
+        lines.append(f'| {fn} | {ia:.1f} | {ib:.1f} | {diff:+.1f} |')
+    with open(out, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+
+
 def main(argv):
+    if argv[:1] == ['--incl']:
+        return main_incl(argv[1:])
     out, an, amap, bn, bmap = argv[:5]
     devs = argv[5:]
     d = os.path.dirname(os.path.abspath(out))

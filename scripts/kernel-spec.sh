@@ -1,14 +1,40 @@
 # shellcheck shell=bash
 # Sourced by bench.sh and insn-profile.sh (needs TOP and BUILD).
-# built_objdir base|series: build that kernel if it is not up to date and
-# print its build directory (the bzImage is arch/x86/boot/bzImage in it).
+# built_objdir base|series|series@N: build that kernel if it is not up to
+# date and print its build directory (the bzImage is arch/x86/boot/bzImage
+# in it, System.map beside).  series@N is the series up to and including
+# patch N, built in build/obj/at-NN: the quilt tree is popped to patch N
+# for the build and pushed back after it.  A new at-NN starts as a copy
+# of build/obj/series, so only what patches N+1.. touch is recompiled.
 built_objdir() {
 	case $1 in
 	base) make --no-print-directory -C "$TOP" base-kernel >&2 || return 1
 	      echo "$BUILD/obj/base" ;;
 	series) make --no-print-directory -C "$TOP" kernel >&2 || return 1
 		echo "$BUILD/obj/series" ;;
-	*) echo "built_objdir: '$1' is neither base nor series" >&2
+	series@[0-9]*) built_at "${1#series@}" ;;
+	*) echo "built_objdir: '$1' is neither base, series nor series@N" >&2
 	   return 1 ;;
 	esac
+}
+
+built_at() {	# built_at N
+	local n=$((10#$1)) p obj rc=0
+	p=$("$TOP/scripts/series-list.sh" | sed -n "${n}p")
+	if [ "$n" -lt 1 ] || [ -z "$p" ]; then
+		echo "built_objdir: the series has no patch $1" >&2
+		return 1
+	fi
+	obj=$BUILD/obj/at-$(printf %02d "$n")
+	make --no-print-directory -C "$TOP" apply >&2 || return 1
+	if [ ! -d "$obj" ] && [ -f "$BUILD/obj/series/.config" ]; then
+		cp -a "$BUILD/obj/series" "$obj.tmp" && mv "$obj.tmp" "$obj" || return 1
+	fi
+	echo "built_objdir: building the series up to patch $n ($p) in $obj" >&2
+	(cd "$TREE" && quilt --quiltrc=/dev/null pop -q "$p") >&2 || return 1
+	"$TOP/scripts/build-kernel.sh" "$TREE" "$obj" "$TOP"/kconfig-fragments/[0-9]*.config >&2 || rc=1
+	(cd "$TREE" && quilt --quiltrc=/dev/null push -a -q --fuzz=0) >&2 ||
+		{ echo "built_objdir: cannot push the series back onto $TREE" >&2; return 1; }
+	[ "$rc" = 0 ] && echo "$obj"
+	return "$rc"
 }

@@ -14,10 +14,17 @@
 #   biocache.fn.<f>_us, _calls  bio_alloc_bioset() and bio_put() per call
 #                               (ftrace function profiler, separate run;
 #                               instructions with ICOUNT=1)
-# This measures the allocation path the cache will replace; the cache
-# itself is a later part of the series, so today A and B differ only by
-# the block-layer patches of part 1.
+# bench.insnprof=1 (make insn-profile INSN_BENCH=biocache) skips the IOPS
+# runs, leaves the profiler off and writes insnprof-open and insnprof-close
+# to trace_marker around the fixed number of reads: the window in which
+# the QEMU plugin scripts/insnprof.c counts the instructions of each call
+# of bio_alloc_bioset() and bio_put(), callees included, exactly.
 . /tests/lib/common.sh
+for a in $(cat /proc/cmdline); do
+	case "$a" in
+	bench.insnprof=*) IPROF=${a#bench.insnprof=} ;;
+	esac
+done
 T=/sys/kernel/tracing
 dev=$(nullb_dev)
 [ -b "$dev" ] || { echo "BENCH-ERROR no $dev"; exit 1; }
@@ -36,6 +43,16 @@ nullfio() {	# nullfio JOBS EXTRA...: print read IOPS
 	awk -F';' 'NF > 48 { v = $8 } END { print v + 0 }' <<< "$out"
 	grep -q ';' <<< "$out" || echo "BENCH-WARN fio: $(head -3 <<< "$out")" >&2
 }
+
+if [ -n "${IPROF:-}" ]; then
+	nullfio 1 --size=1G --number_ios=2000 > /dev/null	# warm up
+	echo insnprof-open > $T/trace_marker
+	nullfio 1 --size=1G --number_ios=20000 > /dev/null
+	echo insnprof-close > $T/trace_marker
+	awk 'NF == 4 && $4 ~ /^\[/ { print "KSYM", $0 }' /proc/kallsyms
+	echo "BENCH-DONE"
+	exit 0
+fi
 
 cpus=$(nproc)
 for jobs in $(echo 1 "$cpus" | tr ' ' '\n' | sort -un); do

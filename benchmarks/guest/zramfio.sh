@@ -7,6 +7,11 @@
 # 5 minutes under TCG, a zstd one about 1.5); direct=1 and
 # buffered with fsync_on_close=1.  One line per result:
 #     BENCH zram.<alg>.<mode>.<pattern>.j<jobs>.<read|write>_mibs <MiB/s>
+# bench.insnprof=1 (make insn-profile INSN_BENCH=zramfio) runs only the
+# first algorithm's buffered random reads with one job, between
+# insnprof-open and insnprof-close written to trace_marker: the window of
+# the QEMU plugin scripts/insnprof.c, which counts each pread() system
+# call (ksys_pread64()) from entry to return.
 . /tests/lib/common.sh
 SIZE=${BENCH_SIZE:-64M}
 ALGS="lzo zstd" MODES="direct fsync"
@@ -14,8 +19,24 @@ for a in $(cat /proc/cmdline); do
 	case "$a" in
 	bench.zram_algs=*) ALGS=${a#*=}; ALGS=${ALGS//,/ } ;;
 	bench.zram_modes=*) MODES=${a#*=}; MODES=${MODES//,/ } ;;
+	bench.insnprof=*) IPROF=${a#*=} ;;
 	esac
 done
+if [ -n "${IPROF:-}" ]; then
+	T=/sys/kernel/tracing
+	alg=${ALGS%% *}
+	dev=$(zram_setup 512M "$alg") || { echo "BENCH-ERROR zram $alg"; exit 1; }
+	fio --thread --name=fill --filename="$dev" --rw=write --bs=1M --size="$SIZE" \
+		--direct=1 --ioengine=psync --buffer_compress_percentage=50 --eta=never \
+		--refill_buffers --output=/dev/null
+	echo insnprof-open > $T/trace_marker
+	fio --thread --name=z --filename="$dev" --rw=randread --bs=4k --size="$SIZE" \
+		--ioengine=psync --direct=0 --output=/dev/null
+	echo insnprof-close > $T/trace_marker
+	awk 'NF == 4 && $4 ~ /^\[/ { print "KSYM", $0 }' /proc/kallsyms
+	echo "BENCH-DONE"
+	exit 0
+fi
 cpus=$(nproc)
 for alg in $ALGS; do
 	for mode in $MODES; do
