@@ -12,6 +12,9 @@
 # and a patch that adds or saves a few dozen instructions per call shows up.
 # BISECT_FROM=N boots only the base and patches N-1 to the last (N-1 is
 # the reference the new patches are read against), and builds only those.
+# BISECT_REUSE=1 builds nothing and boots the kernels an earlier
+# make bisect-build SAVE_KERNELS=1 (or make check SAVE_KERNELS=1) left in
+# build/kernels, failing if one is missing or older than its patch file.
 # BENCH_JOBS boots that many kernels at once; only with ICOUNT=1 (counts do
 # not depend on load), where it defaults to the number of CPUs.
 set -uo pipefail
@@ -24,7 +27,9 @@ jobs=1
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bisect-bench: error: no benchmark '$BENCH'" >&2; exit 2; }
 make --no-print-directory -C "$TOP" base-kernel initramfs || exit 1
-SAVE_KERNELS=1 BISECT_VARIANTS=0 BISECT_FROM=$from "$TOP/scripts/bisect-build.sh" || exit 1
+if [ "${BISECT_REUSE:-0}" != 1 ]; then
+	SAVE_KERNELS=1 BISECT_VARIANTS=0 BISECT_FROM=$from "$TOP/scripts/bisect-build.sh" || exit 1
+fi
 out=$BUILD/bench/bisect-$BENCH-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out/logs"
 kernels=("00-base:$BUILD/obj/base/arch/x86/boot/bzImage")
@@ -34,7 +39,25 @@ while read -r p; do
 	n=$(printf %02d "$i")
 	[ "$i" -ge "$from" ] && kernels+=("$n:$BUILD/kernels/$n-${p%.patch}.bzImage")
 done < <("$TOP/scripts/series-list.sh")
-for k in "${kernels[@]}"; do cp "${k#*:}" "$out/${k%%:*}.bzImage"; done
+for k in "${kernels[@]}"; do
+	f=${k#*:}
+	if [ ! -f "$f" ]; then
+		echo "bisect-bench: error: no kernel $f (make bisect-build SAVE_KERNELS=1)" >&2
+		exit 1
+	fi
+	if [ "${BISECT_REUSE:-0}" = 1 ]; then
+		# the saved kernel must be newer than every patch up to its own
+		n=${k%%:*}
+		n=${n%%-*}
+		[ "$n" = 00 ] || while read -r p; do
+			if [ "$TOP/patches/$p" -nt "$f" ]; then
+				echo "bisect-bench: error: $f is older than patches/$p; build again" >&2
+				exit 1
+			fi
+		done < <("$TOP/scripts/series-list.sh" | head -n "$((10#$n))")
+	fi
+	cp "$f" "$out/${k%%:*}.bzImage"
+done
 res=$out/results.tsv
 printf 'round\tkernel\tmetric\tvalue\n' > "$res"
 export TOP BUILD
@@ -59,5 +82,5 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 wait
 python3 "$TOP/benchmarks/bisect_stats.py" "$res" --out "$out" ${ICOUNT:+--deterministic} \
-	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS${ICOUNT:+ ICOUNT=1}${BISECT_FROM:+ BISECT_FROM=$BISECT_FROM}" || exit 1
+	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS${ICOUNT:+ ICOUNT=1}${BISECT_FROM:+ BISECT_FROM=$BISECT_FROM}${BISECT_REUSE:+ BISECT_REUSE=$BISECT_REUSE}" || exit 1
 echo "bisect-bench: results in $out"

@@ -84,7 +84,9 @@ boot() {	# boot OBJDIR K DEV
 			[ -n "$a" ] || { echo "insn-profile: error: no $f in $1/System.map" >&2; return 1; }
 			incl+=${incl:+:}$a
 		done
-		incl=",incl=$incl"
+		a=$(sym "$1/System.map" __switch_to_asm)
+		[ -n "$a" ] || { echo "insn-profile: error: no __switch_to_asm in $1/System.map" >&2; return 1; }
+		incl=",incl=$incl,switch=$a"
 	fi
 	rm -f "$out/$3-$2.tb"
 	QEMU_EXTRA="-plugin $plugin,toggle=$t,skip=0,out=$out/$3-$2.tb$incl" ICOUNT=1 \

@@ -24,9 +24,13 @@
  * call.  A tail call's callee returns for it, a return thunk's ret counts
  * as the function's own, and an interrupt taken inside is counted with the
  * function (its calls and returns balance), as the ftrace function
- * profiler does.  The function must not sleep (a context switch returns
- * on another stack) and the guest must have one vCPU: callbacks from any
- * other vCPU are counted in "# incl-other-vcpu".
+ * profiler does.  A call that sleeps cannot be followed this way (the
+ * context switch returns on another task's stack): with switch=ADDR, the
+ * address of __switch_to_asm(), such a call is dropped when it switches
+ * and counted apart ("# incl ADDR ENTRIES INSTRUCTIONS SWITCHED", the
+ * instructions being those of the calls that did not switch).  The guest
+ * must have one vCPU: callbacks from any other vCPU are counted in
+ * "# incl-other-vcpu".
  *
  * Counting: every instruction gets an inline "add 1" that TCG runs just
  * before the instruction.  An instruction the translation block does not
@@ -103,8 +107,9 @@ static struct incl {
 	bool active;
 	long depth;		/* calls not yet returned since the entry */
 	uint64_t start;		/* kinsns at the entry */
-	uint64_t entries, insns;
+	uint64_t entries, insns, switched;
 } incl[NINCL];
+static uint64_t switch_addr;	/* __switch_to_asm, or 0 */
 static int nincl;
 static uint64_t kinsns;		/* every kernel instruction, bumped inline */
 static uint64_t other_vcpu;
@@ -182,6 +187,21 @@ static void incl_ret_cb(unsigned int vcpu, void *udata)
 	}
 }
 
+/* A context switch: the active calls cannot be followed any further. */
+static void incl_switch_cb(unsigned int vcpu, void *udata)
+{
+	if (vcpu) {
+		other_vcpu++;
+		return;
+	}
+	for (int i = 0; i < nincl; i++) {
+		if (incl[i].active) {
+			incl[i].active = false;
+			incl[i].switched++;
+		}
+	}
+}
+
 /* 1 for a near call, 2 for a near return, else 0 (x86-64 encodings). */
 static int call_or_ret(const uint8_t *b, size_t n)
 {
@@ -242,6 +262,9 @@ static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			continue;
 		qemu_plugin_register_vcpu_insn_exec_inline(in, QEMU_PLUGIN_INLINE_ADD_U64,
 							   &kinsns, 1);
+		if (va == switch_addr)
+			qemu_plugin_register_vcpu_insn_exec_cb(in, incl_switch_cb,
+							       QEMU_PLUGIN_CB_NO_REGS, NULL);
 		for (int i = 0; i < nincl; i++)
 			if (va == incl[i].entry)
 				qemu_plugin_register_vcpu_insn_exec_cb(in, incl_enter_cb,
@@ -281,8 +304,9 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 	fprintf(out, "# insnprof 2 per-instruction\n# windows %d\n# open-at-exit %d\n",
 		windows, open_);
 	for (int i = 0; i < nincl; i++)
-		fprintf(out, "# incl %" PRIx64 " %" PRIu64 " %" PRIu64 "%s\n", incl[i].entry,
-			incl[i].entries, incl[i].insns, incl[i].active ? " open" : "");
+		fprintf(out, "# incl %" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "%s\n",
+			incl[i].entry, incl[i].entries, incl[i].insns, incl[i].switched,
+			incl[i].active ? " open" : "");
 	if (nincl)
 		fprintf(out, "# incl-other-vcpu %" PRIu64 "\n", other_vcpu);
 	for_each_insn(dump);
@@ -308,6 +332,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 				}
 				incl[nincl++].entry = strtoull(e + 1, &e, 16);
 			} while (*e == ':');
+		} else if (!strncmp(argv[i], "switch=", 7)) {
+			switch_addr = strtoull(argv[i] + 7, NULL, 16);
 		} else if (!strncmp(argv[i], "out=", 4)) {
 			outpath = strdup(argv[i] + 4);
 		} else {

@@ -232,16 +232,17 @@ def entries(smap, counts, fn):
 
 
 def read_incl(path, smap, funcs):
-    """{function: (entries, instructions)} from the "# incl" lines."""
+    """{function: (entries, instructions, switched)} from the "# incl" lines."""
     byaddr = {}
     other = None
     with open(path) as f:
         for line in f:
             p = line.split()
-            if p[:2] == ['#', 'incl'] and len(p) >= 5:
-                if len(p) > 5:
+            if p[:2] == ['#', 'incl'] and len(p) >= 6:
+                if len(p) > 6:
                     raise ProfileError(f'{path}: a call of {p[2]} never returned')
-                byaddr[int(p[2], 16)] = (int(p[3]), int(p[4]))
+                # entries, instructions, calls dropped at a context switch
+                byaddr[int(p[2], 16)] = (int(p[3]), int(p[4]), int(p[5]))
             elif p[:2] == ['#', 'incl-other-vcpu']:
                 other = int(p[2])
     if other is None:
@@ -270,19 +271,25 @@ def main_incl(argv):
         counts = read_tb(tb)
         incl[k] = read_incl(tb, maps[k], funcs)
         prof[k] = per_function(maps[k], counts, load_ksyms(os.path.join(d, f'{run}-{k}.log')))
-    per = {k: {fn: incl[k][fn][1] / incl[k][fn][0] for fn in funcs} for k in 'AB'}
+    # instructions per call over the calls that did not sleep
+    per = {k: {fn: incl[k][fn][1] / (incl[k][fn][0] - incl[k][fn][2]) for fn in funcs}
+           for k in 'AB'}
     lines = [f'# {run}: instructions per call, A={an} B={bn}', '',
              'QEMU TCG with -icount shift=0 and the insnprof plugin (scripts/insnprof.c,',
              'incl=): every call of each function in the window around the benchmark\'s',
              'reads, counted from its first instruction to its return, callees and any',
-             'interrupt taken inside included, no ftrace function traced.', '',
-             '| function | calls A | calls B | insns/call A | insns/call B | B/A |',
-             '|---|---:|---:|---:|---:|---:|']
+             'interrupt taken inside included, no ftrace function traced.  A call',
+             'that slept (switched to another task) cannot be followed and is left',
+             'out of the average (column slept).', '',
+             '| function | calls A | slept A | calls B | slept B | insns/call A | insns/call B | B/A |',
+             '|---|---:|---:|---:|---:|---:|---:|---:|']
     for fn in funcs:
-        lines.append(f'| {fn} | {incl["A"][fn][0]} | {incl["B"][fn][0]} | {per["A"][fn]:.1f} '
+        lines.append(f'| {fn} | {incl["A"][fn][0]} | {incl["A"][fn][2]} | {incl["B"][fn][0]} '
+                     f'| {incl["B"][fn][2]} | {per["A"][fn]:.1f} '
                      f'| {per["B"][fn]:.1f} | {per["B"][fn] / per["A"][fn]:.3f} |')
-    pa, pb = sum(per['A'].values()), sum(per['B'].values())
-    lines.append(f'| {" + ".join(funcs)} | | | {pa:.1f} | {pb:.1f} | {pb / pa:.3f} |')
+    if len(funcs) > 1:
+        pa, pb = sum(per['A'].values()), sum(per['B'].values())
+        lines.append(f'| {" + ".join(funcs)} | | | | | {pa:.1f} | {pb:.1f} | {pb / pa:.3f} |')
     n = {k: incl[k][funcs[0]][0] for k in 'AB'}
     rows = []
     for fn in set(prof['A']) | set(prof['B']):
