@@ -23,7 +23,11 @@
 #    freed in hardirq context, unloading it runs bioset_exit() while those
 #    bios sit in both CPUs' caches.  Three rounds, with verified I/O on
 #    another device throughout.  Skipped when the runner had no module for
-#    this kernel (a bzImage without its object directory).
+#    this kernel (a bzImage without its object directory);
+#  - io_uring O_DIRECT on null_blk, interrupt-driven and polled (hipri,
+#    on null_blk's poll queue; the subtest fails if no request reached a
+#    poll queue), the path whose opt-in flag IOCB_ALLOC_CACHE the series
+#    removes.  Skipped when the kernel has no io_uring.
 #
 # Injections (make test-inject): biocache-corrupt overwrites one block of
 # the irqmode=2 device behind fio's back between its write and verify
@@ -34,7 +38,7 @@ CFG=/sys/kernel/config/nullb
 T=/sys/kernel/tracing
 FIOSIZE=${FIOSIZE:-24M}
 
-ktap_plan 8
+ktap_plan 9
 # (tests/lib/init has mounted configfs, debugfs and tracefs.)
 
 # nullb_cfg NAME IRQMODE: a 64 MiB memory-backed null_blk device with 4 KiB
@@ -56,11 +60,13 @@ nullb_cfg() {
 # drop the page cache, then read everything back and verify.  Output in
 # /tmp/fio-TAG.out; returns fio's status.
 fio_verify() {
-	local dev=$1 direct=$2 tag=$3 engine=libaio depth=16 rc
+	local dev=$1 direct=$2 tag=$3 engine=${FIO_ENGINE:-libaio} depth=16 rc
 	[ "$direct" = 1 ] || { engine=psync; depth=1; }
+	# shellcheck disable=SC2206 # FIO_EXTRA: extra options, split on spaces
 	local common=(--filename="$dev" --bs=4k --size="$FIOSIZE" --numjobs=2
 		--offset_increment="$FIOSIZE" --ioengine=$engine --iodepth=$depth
-		--direct="$direct" --verify=crc32c --verify_fatal=1 --group_reporting)
+		--direct="$direct" --verify=crc32c --verify_fatal=1 --group_reporting
+		${FIO_EXTRA:-})
 	{
 		fio --name=w "${common[@]}" --rw=randwrite --do_verify=0 &&
 		sync && echo 3 > /proc/sys/vm/drop_caches &&
@@ -222,5 +228,35 @@ else
 	done
 	wait $bg || { rc=1; diag "verified I/O on /dev/nbc1 beside the module failed"; }
 	ktap_result $rc "bio_set teardown: $rounds of 3 rounds of load (8 MiB written and verified), unload (bioset_exit) under other I/O"
+fi
+
+# 9: io_uring O_DIRECT, interrupt-driven and polled.  A configfs null_blk
+# device has one poll queue by default (module parameter poll_queues=1).
+# polled_reqs DEV: requests queued on its poll hardware queues so far.
+polled_reqs() {
+	local h n=0
+	for h in /sys/kernel/debug/block/$(basename "$1")/hctx*; do
+		[ "$(cat "$h/type" 2>/dev/null)" = poll ] || continue
+		n=$((n + $(cat "$h/queued" 2>/dev/null || echo 0)))
+	done
+	echo $n
+}
+if ! fio --name=probe --filename=/dev/nbc0 --rw=read --bs=4k --size=4k --direct=1 \
+	--ioengine=io_uring > /tmp/fio-uring-probe.out 2>&1; then
+	ktap_skip "io_uring: fio cannot use it on this kernel ($(grep -m1 -iE 'error|err=' /tmp/fio-uring-probe.out))"
+else
+	udev=$(nullb_cfg nburing 0)
+	rc=0
+	FIO_ENGINE=io_uring fio_verify "$udev" 1 uring || { rc=1; diag "io_uring: verify failed"; }
+	p0=$(polled_reqs "$udev")
+	FIO_ENGINE=io_uring FIO_EXTRA="--hipri=1" fio_verify "$udev" 1 uring-hipri ||
+		{ rc=1; diag "io_uring hipri: verify failed"; }
+	p1=$(polled_reqs "$udev")
+	diag "io_uring: $((p1 - p0)) requests queued on poll queues by the polled run"
+	if [ $rc = 0 ] && [ $((p1 - p0)) -le 0 ]; then
+		rc=1
+		diag "io_uring hipri: no request reached a poll queue: the polled path was not tested"
+	fi
+	ktap_result $rc "io_uring: O_DIRECT random writes of 2x$FIOSIZE read back and verified, interrupt-driven and polled"
 fi
 ktap_done
