@@ -25,8 +25,8 @@
 #    another device throughout.  Skipped when the runner had no module for
 #    this kernel (a bzImage without its object directory);
 #  - io_uring O_DIRECT on null_blk, interrupt-driven and polled (hipri,
-#    on null_blk's poll queue; the subtest fails if no request reached a
-#    poll queue), the path whose opt-in flag IOCB_ALLOC_CACHE the series
+#    on null_blk's poll queue; the subtest fails if null_blk's ->poll was
+#    never called), the path whose opt-in flag IOCB_ALLOC_CACHE the series
 #    removes.  Skipped when the kernel has no io_uring.
 #
 # Injections (make test-inject): biocache-corrupt overwrites one block of
@@ -231,31 +231,35 @@ else
 fi
 
 # 9: io_uring O_DIRECT, interrupt-driven and polled.  A configfs null_blk
-# device has one poll queue by default (module parameter poll_queues=1).
-# polled_reqs DEV: requests queued on its poll hardware queues so far.
-polled_reqs() {
-	local h n=0
-	for h in /sys/kernel/debug/block/$(basename "$1")/hctx*; do
-		[ "$(cat "$h/type" 2>/dev/null)" = poll ] || continue
-		n=$((n + $(cat "$h/queued" 2>/dev/null || echo 0)))
-	done
-	echo $n
+# device has one poll queue by default (module parameter poll_queues=1);
+# a kprobe on null_poll(), its ->poll, shows that the polled run polled.
+# npoll: hits of that probe so far, or -1 without it.
+npoll() {
+	awk '$1 == "npoll" { print $2; f = 1 } END { if (!f) print -1 }' $T/kprobe_profile 2>/dev/null ||
+		echo -1
 }
 if ! fio --name=probe --filename=/dev/nbc0 --rw=read --bs=4k --size=4k --direct=1 \
 	--ioengine=io_uring > /tmp/fio-uring-probe.out 2>&1; then
 	ktap_skip "io_uring: fio cannot use it on this kernel ($(grep -m1 -iE 'error|err=' /tmp/fio-uring-probe.out))"
 else
 	udev=$(nullb_cfg nburing 0)
+	echo 'p:biocache/npoll null_poll' >> $T/kprobe_events 2>/dev/null &&
+		echo 1 > $T/events/biocache/npoll/enable
 	rc=0
 	FIO_ENGINE=io_uring fio_verify "$udev" 1 uring || { rc=1; diag "io_uring: verify failed"; }
-	p0=$(polled_reqs "$udev")
+	p0=$(npoll)
 	FIO_ENGINE=io_uring FIO_EXTRA="--hipri=1" fio_verify "$udev" 1 uring-hipri ||
 		{ rc=1; diag "io_uring hipri: verify failed"; }
-	p1=$(polled_reqs "$udev")
-	diag "io_uring: $((p1 - p0)) requests queued on poll queues by the polled run"
-	if [ $rc = 0 ] && [ $((p1 - p0)) -le 0 ]; then
-		rc=1
-		diag "io_uring hipri: no request reached a poll queue: the polled path was not tested"
+	p1=$(npoll)
+	echo 0 > $T/events/biocache/npoll/enable 2>/dev/null
+	if [ "$p0" -lt 0 ]; then
+		diag "io_uring hipri: no kprobe on null_poll(), polling not counted"
+	else
+		diag "io_uring hipri: null_poll() called $((p1 - p0)) times"
+		if [ $rc = 0 ] && [ $((p1 - p0)) -le 0 ]; then
+			rc=1
+			diag "io_uring hipri: null_blk was never polled: the polled path was not tested"
+		fi
 	fi
 	ktap_result $rc "io_uring: O_DIRECT random writes of 2x$FIOSIZE read back and verified, interrupt-driven and polled"
 fi
