@@ -10,8 +10,9 @@
 # then the cells give the difference to the base and a mark needs it to
 # exceed the measured spread (2 rounds or more; one round marks nothing),
 # and a patch that adds or saves a few dozen instructions per call shows up.
-# BISECT_FROM=N boots only the base and patches N-1 to the last (N-1 is
-# the reference the new patches are read against), and builds only those.
+# BISECT_FROM=N boots only patches N-1 to the last and builds only those:
+# patch N-1 is then the reference every cell is compared with (the table
+# says "base" for it); BISECT_BASE=1 boots the base too, as the reference.
 # BISECT_REUSE=1 builds nothing and boots the kernels an earlier
 # make bisect-build SAVE_KERNELS=1 (or make check SAVE_KERNELS=1) left in
 # build/kernels, failing if one is missing or older than its patch file.
@@ -26,13 +27,20 @@ jobs=1
 [ -n "${ICOUNT:-}" ] && jobs=${BENCH_JOBS:-$(nproc)}
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bisect-bench: error: no benchmark '$BENCH'" >&2; exit 2; }
-make --no-print-directory -C "$TOP" base-kernel initramfs || exit 1
+withbase=1
+[ "$from" -gt 1 ] && [ "${BISECT_BASE:-0}" != 1 ] && withbase=0
+if [ $withbase = 1 ]; then
+	make --no-print-directory -C "$TOP" base-kernel initramfs || exit 1
+else
+	make --no-print-directory -C "$TOP" initramfs || exit 1
+fi
 if [ "${BISECT_REUSE:-0}" != 1 ]; then
 	SAVE_KERNELS=1 BISECT_VARIANTS=0 BISECT_FROM=$from "$TOP/scripts/bisect-build.sh" || exit 1
 fi
 out=$BUILD/bench/bisect-$BENCH-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out/logs"
-kernels=("00-base:$BUILD/obj/base/arch/x86/boot/bzImage")
+kernels=()
+[ $withbase = 1 ] && kernels=("00-base:$BUILD/obj/base/arch/x86/boot/bzImage")
 i=0
 while read -r p; do
 	i=$((i + 1))
