@@ -27,18 +27,30 @@
 #  - io_uring O_DIRECT on null_blk, interrupt-driven and polled (hipri,
 #    on null_blk's poll queue; the subtest fails if null_blk's ->poll was
 #    never called), the path whose opt-in flag IOCB_ALLOC_CACHE the series
-#    removes.  Skipped when the kernel has no io_uring.
+#    removes.  Skipped when the kernel has no io_uring;
+#  - global memory pressure: a ramfs file pins all but about 112 MiB of
+#    RAM, and swapverify works on about 48 MiB more than is left, with no
+#    cgroup limit, so that kswapd and direct reclaim (not memcg reclaim)
+#    swap out to a loop device doing direct I/O on pmem region 1: a swap
+#    device that is not synchronous, so every swap bio is allocated (from
+#    fs_bio_set, and the loop's own from the block device's O_DIRECT
+#    bio_set), and that, unlike null_blk, takes no RAM for the data.  Every
+#    page is verified; the subtest fails unless global reclaim scanned
+#    pages and at least 4096 pages went out and 2048 came back in.  The
+#    calls of the bio-cache shrinker's scan are reported, not required:
+#    reclaim asks a shrinker this small to scan only at high priority.
 #
 # Injections (make test-inject): biocache-corrupt overwrites one block of
 # the irqmode=2 device behind fio's back between its write and verify
 # passes; biocache-teardown has the module write one block wrong in its
-# second round.
+# second round; biocache-pressure has swapverify overwrite the swap slots
+# of 16 swapped-out pages on the loop device in the global-pressure run.
 . /tests/lib/common.sh
 CFG=/sys/kernel/config/nullb
 T=/sys/kernel/tracing
 FIOSIZE=${FIOSIZE:-24M}
 
-ktap_plan 9
+ktap_plan 10
 # (tests/lib/init has mounted configfs, debugfs and tracefs.)
 
 # nullb_cfg NAME IRQMODE: a 64 MiB memory-backed null_blk device with 4 KiB
@@ -262,5 +274,57 @@ else
 		fi
 	fi
 	ktap_result $rc "io_uring: O_DIRECT random writes of 2x$FIOSIZE read back and verified, interrupt-driven and polled"
+fi
+# 10: global memory pressure (see the header).
+hog=/tmp/hog
+gp() { ktap_fail "global memory pressure: $*"; }
+pdev=$(pmem_dev 1)
+if [ -z "$pdev" ]; then
+	gp "no pmem region 1"
+elif ! ldev=$(losetup -f --show --direct-io=on "$pdev" 2>&1); then
+	gp "losetup --direct-io=on $pdev failed: $ldev"
+elif ! swap_on "$ldev"; then
+	gp "swapon $ldev failed"
+	losetup -d "$ldev"
+else
+	mkdir -p $hog && mount -t ramfs ramfs $hog
+	avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+	pin=$((avail - 112))
+	dd if=/dev/zero of=$hog/pin bs=1M count=$pin 2>/dev/null
+	left=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
+	ws=$((left + 48))
+	echo 'p:biocache/nscan bio_cache_scan' >> $T/kprobe_events 2>/dev/null &&
+		echo 1 > $T/events/biocache/nscan/enable
+	nscan() { awk '$1 == "nscan" { print $2; f = 1 } END { if (!f) print -1 }' $T/kprobe_profile 2>/dev/null; }
+	scanned() { echo $(( $(vmstat pgscan_kswapd) + $(vmstat pgscan_direct) )); }
+	flags=""
+	injecting biocache-pressure && flags="-D $ldev -C 16"
+	p0=$(vmstat pswpout) i0=$(vmstat pswpin) g0=$(scanned) s0=$(nscan)
+	# shellcheck disable=SC2086 # flags: options split on spaces
+	out=$(swapverify -s $ws -n 20000 -w 20 -S 10 $flags 2>&1)
+	rc=$?
+	po=$(( $(vmstat pswpout) - p0 )) pi=$(( $(vmstat pswpin) - i0 ))
+	g=$(( $(scanned) - g0 )) s1=$(nscan)
+	echo 0 > $T/events/biocache/nscan/enable 2>/dev/null
+	rm -f $hog/pin
+	umount $hog
+	swapoff "$ldev" || rc=3
+	losetup -d "$ldev"
+	if [ "$s0" -lt 0 ]; then
+		sdesc="no bio_cache_scan() to probe"
+	else
+		sdesc="bio_cache_scan() called $((s1 - s0)) times"
+	fi
+	diag "global memory pressure: $avail MiB available, $pin MiB pinned in ramfs, working set $ws MiB; $(grep -E '^(pages_verified|mismatches)' <<< "$out" | tr '\n' ' ')pswpout $po pswpin $pi, pages scanned by kswapd and direct reclaim $g; $sdesc"
+	if [ $rc -ne 0 ]; then
+		grep swapverify <<< "$out" | head -5 | sed 's/^/#   /'
+		gp "swapverify failed (rc=$rc)"
+	elif [ $g -le 0 ]; then
+		gp "no global reclaim (pgscan_kswapd and pgscan_direct did not move)"
+	elif [ $po -lt 4096 ] || [ $pi -lt 2048 ]; then
+		gp "too little swap (pswpout $po < 4096 or pswpin $pi < 2048)"
+	else
+		ktap_ok "global memory pressure: swap on loop (direct I/O on pmem), every page verified, pswpout $po, pswpin $pi"
+	fi
 fi
 ktap_done

@@ -38,6 +38,7 @@ cases=(
 	"bio-wait-corrupt|60-bio-wait.sh|^bio-wait zram:||"
 	"biocache-corrupt|70-bio-cache.sh|^null_blk irqmode=2:||"
 	"biocache-teardown|70-bio-cache.sh|^bio_set teardown:||"
+	"biocache-pressure|70-bio-cache.sh|^global memory pressure:||"
 	"runner-noplan|60-bio-wait.sh||printed no plan||"
 	"runner-plan|60-bio-wait.sh||planned 7 results, printed 6||"
 	"runner-report|60-bio-wait.sh||kernel report in the console log||"
