@@ -46,10 +46,9 @@ nullfio() {	# nullfio JOBS EXTRA...: print read IOPS
 
 if [ -n "${IPROF:-}" ]; then
 	nullfio 1 --size=1G --number_ios=2000 > /dev/null	# warm up
-	echo insnprof-open > $T/trace_marker
+	insnprof_open
 	nullfio 1 --size=1G --number_ios=20000 > /dev/null
-	echo insnprof-close > $T/trace_marker
-	awk 'NF == 4 && $4 ~ /^\[/ { print "KSYM", $0 }' /proc/kallsyms
+	insnprof_close
 	echo "BENCH-DONE"
 	exit 0
 fi

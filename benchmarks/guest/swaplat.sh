@@ -47,10 +47,9 @@ for d in $DEVS; do
 	dev=$(dev_setup "$d") || { echo "BENCH-ERROR no device $d"; continue; }
 	swap_on "$dev" || { echo "BENCH-ERROR swapon $d"; continue; }
 	[ "${IPROF:-}" = 1 ] || echo 1 > $T/function_profile_enabled
-	[ -n "${IPROF:-}" ] && echo insnprof-open > $T/trace_marker
+	[ -n "${IPROF:-}" ] && insnprof_open
 	out=$(run_in_cg "$cg" swaplat -s "$SET_MB" -n "$N" -W 3000 -w 30 -S 7)
-	[ -n "${IPROF:-}" ] && echo insnprof-close > $T/trace_marker
-	[ -n "${IPROF:-}" ] && awk 'NF == 4 && $4 ~ /^\[/ { print "KSYM", $0 }' /proc/kallsyms
+	[ -n "${IPROF:-}" ] && insnprof_close
 	echo 0 > $T/function_profile_enabled
 	read -r rh rt <<< "$(profile swap_readpage)"
 	read -r wh wt <<< "$(profile swap_writepage)"

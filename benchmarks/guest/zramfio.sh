@@ -23,17 +23,15 @@ for a in $(cat /proc/cmdline); do
 	esac
 done
 if [ -n "${IPROF:-}" ]; then
-	T=/sys/kernel/tracing
 	alg=${ALGS%% *}
 	dev=$(zram_setup 512M "$alg") || { echo "BENCH-ERROR zram $alg"; exit 1; }
 	fio --thread --name=fill --filename="$dev" --rw=write --bs=1M --size="$SIZE" \
 		--direct=1 --ioengine=psync --buffer_compress_percentage=50 --eta=never \
 		--refill_buffers --output=/dev/null
-	echo insnprof-open > $T/trace_marker
+	insnprof_open
 	fio --thread --name=z --filename="$dev" --rw=randread --bs=4k --size="$SIZE" \
 		--ioengine=psync --direct=0 --output=/dev/null
-	echo insnprof-close > $T/trace_marker
-	awk 'NF == 4 && $4 ~ /^\[/ { print "KSYM", $0 }' /proc/kallsyms
+	insnprof_close
 	echo "BENCH-DONE"
 	exit 0
 fi

@@ -143,7 +143,7 @@ run_in_cg() {
 	bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
 }
 
-# swap_dev_setup DEV: mkswap and swapon DEV at high priority.
+# swap_on DEV: mkswap and swapon DEV at high priority.
 swap_on() { mkswap "$1" >/dev/null && swapon -p 10 "$1"; }
 
 # profile FUNCTION: "hits total_us" of the ftrace function profiler,
@@ -151,4 +151,15 @@ swap_on() { mkswap "$1" >/dev/null && swapon -p 10 "$1"; }
 profile() {
 	cat /sys/kernel/tracing/trace_stat/function* 2>/dev/null |
 		awk -v f="$1" '$1 == f { h += $2; t += $3 } END { printf "%d %.3f\n", h, t }'
+}
+
+# insnprof_open / insnprof_close: the window in which the QEMU plugin
+# scripts/insnprof.c (make insn-profile) counts instructions, opened and
+# closed by markers written to trace_marker.  insnprof_close also prints
+# the text symbols that the host's System.map lacks (modules, ftrace
+# trampolines) as "KSYM address type name [module]".
+insnprof_open() { echo insnprof-open > /sys/kernel/tracing/trace_marker; }
+insnprof_close() {
+	echo insnprof-close > /sys/kernel/tracing/trace_marker
+	awk 'NF == 4 && $4 ~ /^\[/ { print "KSYM", $0 }' /proc/kallsyms
 }
