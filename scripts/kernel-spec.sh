@@ -26,15 +26,36 @@ built_at() {	# built_at N
 		return 1
 	fi
 	obj=$BUILD/obj/at-$(printf %02d "$n")
+	# Up to date (same patches 1..N, same fragments): no pop, no build, so
+	# the quilt tree's files keep their times and build/obj/series is not
+	# rebuilt after every use of series@N.
+	if [ -f "$obj/arch/x86/boot/bzImage" ] &&
+	   [ "$(cat "$obj/.series-at" 2>/dev/null)" = "$(series_at_stamp "$n")" ]; then
+		echo "built_objdir: series@$n is up to date in $obj" >&2
+		echo "$obj"
+		return 0
+	fi
 	make --no-print-directory -C "$TOP" apply >&2 || return 1
 	if [ ! -d "$obj" ] && [ -f "$BUILD/obj/series/.config" ]; then
 		cp -a "$BUILD/obj/series" "$obj.tmp" && mv "$obj.tmp" "$obj" || return 1
 	fi
+	rm -f "$obj/.series-at"
 	echo "built_objdir: building the series up to patch $n ($p) in $obj" >&2
 	(cd "$TREE" && quilt --quiltrc=/dev/null pop -q "$p") >&2 || return 1
 	"$TOP/scripts/build-kernel.sh" "$TREE" "$obj" "$TOP"/kconfig-fragments/[0-9]*.config >&2 || rc=1
 	(cd "$TREE" && quilt --quiltrc=/dev/null push -a -q --fuzz=0) >&2 ||
 		{ echo "built_objdir: cannot push the series back onto $TREE" >&2; return 1; }
-	[ "$rc" = 0 ] && echo "$obj"
+	if [ "$rc" = 0 ]; then
+		series_at_stamp "$n" > "$obj/.series-at"
+		echo "$obj"
+	fi
 	return "$rc"
+}
+
+# series_at_stamp N: a digest of patches 1..N and the config fragments.
+series_at_stamp() {
+	local p
+	"$TOP/scripts/series-list.sh" | head -n "$1" | while read -r p; do
+		cat "$TOP/patches/$p"
+	done | cat - "$TOP"/kconfig-fragments/[0-9]*.config | sha256sum | cut -d' ' -f1
 }

@@ -28,23 +28,25 @@
 #    on null_blk's poll queue; the subtest fails if null_blk's ->poll was
 #    never called), the path whose opt-in flag IOCB_ALLOC_CACHE the series
 #    removes.  Skipped when the kernel has no io_uring;
-#  - global memory pressure: a ramfs file pins all but about 112 MiB of
-#    RAM, and swapverify works on about 48 MiB more than is left, with no
-#    cgroup limit, so that kswapd and direct reclaim (not memcg reclaim)
-#    swap out to a loop device doing direct I/O on pmem region 1: a swap
-#    device that is not synchronous, so every swap bio is allocated (from
-#    fs_bio_set, and the loop's own from the block device's O_DIRECT
-#    bio_set), and that, unlike null_blk, takes no RAM for the data.  Every
-#    page is verified; the subtest fails unless global reclaim scanned
-#    pages and at least 4096 pages went out and 2048 came back in.  The
-#    calls of the bio-cache shrinker's scan are reported, not required:
-#    reclaim asks a shrinker this small to scan only at high priority.
+#  - global memory pressure: a ramfs file pins all but about 96 MiB of
+#    RAM, and swapverify works on 128 MiB more than is left, with no cgroup
+#    limit, so that kswapd and direct reclaim (not memcg reclaim) swap out
+#    to two loop devices doing direct I/O on the two pmem regions: swap
+#    devices that are not synchronous, so every swap bio is allocated (from
+#    fs_bio_set, and the loops' own from the block device's O_DIRECT
+#    bio_set), and that, unlike null_blk, take no RAM for the data.  (The
+#    initramfs's tmpfs is swappable too, hence two devices.)  Every page
+#    is verified; the subtest fails unless global reclaim scanned pages and
+#    at least 8192 pages went out and 4096 came back in.  The calls of the
+#    bio-cache shrinker's scan are reported, not required: reclaim asks a
+#    shrinker this small to scan only at high priority.
 #
 # Injections (make test-inject): biocache-corrupt overwrites one block of
 # the irqmode=2 device behind fio's back between its write and verify
 # passes; biocache-teardown has the module write one block wrong in its
 # second round; biocache-pressure has swapverify overwrite the swap slots
-# of 16 swapped-out pages on the loop device in the global-pressure run.
+# of 16 swapped-out pages on the second loop device in the global-pressure
+# run.
 . /tests/lib/common.sh
 CFG=/sys/kernel/config/nullb
 T=/sys/kernel/tracing
@@ -278,53 +280,59 @@ fi
 # 10: global memory pressure (see the header).
 hog=/tmp/hog
 gp() { ktap_fail "global memory pressure: $*"; }
-pdev=$(pmem_dev 1)
-if [ -z "$pdev" ]; then
-	gp "no pmem region 1"
-elif ! ldev=$(losetup -f --show --direct-io=on "$pdev" 2>&1); then
-	gp "losetup --direct-io=on $pdev failed: $ldev"
-elif ! swap_on "$ldev"; then
-	gp "swapon $ldev failed"
-	losetup -d "$ldev"
+mib() { awk -v k="$1:" '$1 == k { print int($2 / 1024) }' /proc/meminfo; }
+loops=() err=""
+for r in 0 1; do
+	pdev=$(pmem_dev $r) || { err="no pmem region $r"; break; }
+	l=$(losetup -f --show --direct-io=on "$pdev" 2>&1) ||
+		{ err="losetup --direct-io=on $pdev failed: $l"; break; }
+	loops+=("$l")
+done
+if [ -n "$err" ]; then
+	gp "$err"
 else
+	# Pin first, with no swap on, so that only what is left is reclaimable.
 	mkdir -p $hog && mount -t ramfs ramfs $hog
-	avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
-	pin=$((avail - 112))
+	avail=$(mib MemAvailable)
+	pin=$((avail - 96))
 	dd if=/dev/zero of=$hog/pin bs=1M count=$pin 2>/dev/null
-	left=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
-	ws=$((left + 48))
+	left=$(mib MemAvailable)
+	ws=$((left + 128))
+	for l in "${loops[@]}"; do swap_on "$l" || err="swapon $l failed"; done
 	echo 'p:biocache/nscan bio_cache_scan' >> $T/kprobe_events 2>/dev/null &&
 		echo 1 > $T/events/biocache/nscan/enable
 	nscan() { awk '$1 == "nscan" { print $2; f = 1 } END { if (!f) print -1 }' $T/kprobe_profile 2>/dev/null; }
 	scanned() { echo $(( $(vmstat pgscan_kswapd) + $(vmstat pgscan_direct) )); }
 	flags=""
-	injecting biocache-pressure && flags="-D $ldev -C 16"
+	injecting biocache-pressure && flags="-D ${loops[1]} -C 16"
 	p0=$(vmstat pswpout) i0=$(vmstat pswpin) g0=$(scanned) s0=$(nscan)
+	rc=0
 	# shellcheck disable=SC2086 # flags: options split on spaces
-	out=$(swapverify -s $ws -n 20000 -w 20 -S 10 $flags 2>&1)
-	rc=$?
+	[ -z "$err" ] && { out=$(swapverify -s $ws -n 20000 -w 20 -S 10 $flags 2>&1); rc=$?; }
 	po=$(( $(vmstat pswpout) - p0 )) pi=$(( $(vmstat pswpin) - i0 ))
 	g=$(( $(scanned) - g0 )) s1=$(nscan)
 	echo 0 > $T/events/biocache/nscan/enable 2>/dev/null
 	rm -f $hog/pin
 	umount $hog
-	swapoff "$ldev" || rc=3
-	losetup -d "$ldev"
+	for l in "${loops[@]}"; do swapoff "$l" 2>/dev/null; done
 	if [ "$s0" -lt 0 ]; then
 		sdesc="no bio_cache_scan() to probe"
 	else
 		sdesc="bio_cache_scan() called $((s1 - s0)) times"
 	fi
-	diag "global memory pressure: $avail MiB available, $pin MiB pinned in ramfs, working set $ws MiB; $(grep -E '^(pages_verified|mismatches)' <<< "$out" | tr '\n' ' ')pswpout $po pswpin $pi, pages scanned by kswapd and direct reclaim $g; $sdesc"
-	if [ $rc -ne 0 ]; then
+	diag "global memory pressure: $avail MiB available, $pin MiB pinned in ramfs, $left MiB left, working set $ws MiB; $(grep -E '^(pages_verified|mismatches)' <<< "${out:-}" | tr '\n' ' ')pswpout $po pswpin $pi, pages scanned by kswapd and direct reclaim $g; $sdesc"
+	if [ -n "$err" ]; then
+		gp "$err"
+	elif [ $rc -ne 0 ]; then
 		grep swapverify <<< "$out" | head -5 | sed 's/^/#   /'
 		gp "swapverify failed (rc=$rc)"
 	elif [ $g -le 0 ]; then
 		gp "no global reclaim (pgscan_kswapd and pgscan_direct did not move)"
-	elif [ $po -lt 4096 ] || [ $pi -lt 2048 ]; then
-		gp "too little swap (pswpout $po < 4096 or pswpin $pi < 2048)"
+	elif [ $po -lt 8192 ] || [ $pi -lt 4096 ]; then
+		gp "too little swap (pswpout $po < 8192 or pswpin $pi < 4096)"
 	else
-		ktap_ok "global memory pressure: swap on loop (direct I/O on pmem), every page verified, pswpout $po, pswpin $pi"
+		ktap_ok "global memory pressure: swap on two loop devices (direct I/O on pmem), every page verified, pswpout $po, pswpin $pi"
 	fi
 fi
+for l in "${loops[@]}"; do losetup -d "$l"; done
 ktap_done
