@@ -29,17 +29,17 @@
 #    never called), the path whose opt-in flag IOCB_ALLOC_CACHE the series
 #    removes.  Skipped when the kernel has no io_uring;
 #  - global memory pressure: a ramfs file pins all but about 96 MiB of
-#    RAM, and swapverify works on 128 MiB more than is left, with no cgroup
-#    limit, so that kswapd and direct reclaim (not memcg reclaim) swap out
+#    RAM, and swapverify's working set is what is left, plus what tmpfs
+#    holds (reclaim swaps cold tmpfs out first), plus 96 MiB.  With no
+#    cgroup limit, kswapd and direct reclaim (not memcg reclaim) swap out
 #    to two loop devices doing direct I/O on the two pmem regions: swap
-#    devices that are not synchronous, so every swap bio is allocated (from
-#    fs_bio_set, and the loops' own from the block device's O_DIRECT
-#    bio_set), and that, unlike null_blk, take no RAM for the data.  (The
-#    initramfs's tmpfs is swappable too, hence two devices.)  Every page
-#    is verified; the subtest fails unless global reclaim scanned pages and
-#    at least 8192 pages went out and 4096 came back in.  The calls of the
-#    bio-cache shrinker's scan are reported, not required: reclaim asks a
-#    shrinker this small to scan only at high priority.
+#    devices that are not synchronous, so every swap bio is allocated
+#    (from fs_bio_set, and the loops' own from the block device's O_DIRECT
+#    bio_set), and that, unlike null_blk, take no RAM for the data.  Every
+#    page is verified; the subtest fails unless global reclaim scanned
+#    pages and at least 8192 pages went out and 4096 came back in.  The
+#    calls of the bio-cache shrinker's scan are reported, not required:
+#    reclaim asks a shrinker this small to scan only at high priority.
 #
 # Injections (make test-inject): biocache-corrupt overwrites one block of
 # the irqmode=2 device behind fio's back between its write and verify
@@ -166,6 +166,8 @@ else
 	ktap_result $rc "cpu hotplug: cpu1 offline/online $toggles times while O_DIRECT and buffered I/O were verified"
 fi
 [ -n "$(losetup -a)" ] && losetup -D
+# The loop's backing file is tmpfs: swappable, and cold by subtest 10.
+rm -f /tmp/loop-backing.img
 
 # 6: swap on null_blk (every swap bio allocated, completed in hardirq
 # context) under a memory.max of a third of the working set.
@@ -265,7 +267,7 @@ else
 	FIO_ENGINE=io_uring FIO_EXTRA="--hipri=1" fio_verify "$udev" 1 uring-hipri ||
 		{ rc=1; diag "io_uring hipri: verify failed"; }
 	p1=$(npoll)
-	echo 0 > $T/events/biocache/npoll/enable 2>/dev/null
+	echo 0 2>/dev/null > $T/events/biocache/npoll/enable
 	if [ "$p0" -lt 0 ]; then
 		diag "io_uring hipri: no kprobe on null_poll(), polling not counted"
 	else
@@ -296,9 +298,12 @@ else
 	avail=$(mib MemAvailable)
 	pin=$((avail - 96))
 	dd if=/dev/zero of=$hog/pin bs=1M count=$pin 2>/dev/null
-	left=$(mib MemAvailable)
-	ws=$((left + 128))
-	for l in "${loops[@]}"; do swap_on "$l" || err="swapon $l failed"; done
+	# MemAvailable does not count tmpfs (Shmem), which reclaim swaps out
+	# first when it is cold: count it in, or swapverify's pages stay in.
+	left=$(mib MemAvailable) shm=$(mib Shmem)
+	ws=$((left + shm + 96))
+	[ $((shm + 96)) -le 224 ] || err="$shm MiB of tmpfs: too much to swap beside 96 MiB of swapverify's on 256 MiB of swap"
+	[ -z "$err" ] && for l in "${loops[@]}"; do swap_on "$l" || err="swapon $l failed"; done
 	echo 'p:biocache/nscan bio_cache_scan' >> $T/kprobe_events 2>/dev/null &&
 		echo 1 > $T/events/biocache/nscan/enable
 	nscan() { awk '$1 == "nscan" { print $2; f = 1 } END { if (!f) print -1 }' $T/kprobe_profile 2>/dev/null; }
@@ -311,7 +316,7 @@ else
 	[ -z "$err" ] && { out=$(swapverify -s $ws -n 20000 -w 20 -S 10 $flags 2>&1); rc=$?; }
 	po=$(( $(vmstat pswpout) - p0 )) pi=$(( $(vmstat pswpin) - i0 ))
 	g=$(( $(scanned) - g0 )) s1=$(nscan)
-	echo 0 > $T/events/biocache/nscan/enable 2>/dev/null
+	echo 0 2>/dev/null > $T/events/biocache/nscan/enable
 	rm -f $hog/pin
 	umount $hog
 	for l in "${loops[@]}"; do swapoff "$l" 2>/dev/null; done
@@ -320,7 +325,7 @@ else
 	else
 		sdesc="bio_cache_scan() called $((s1 - s0)) times"
 	fi
-	diag "global memory pressure: $avail MiB available, $pin MiB pinned in ramfs, $left MiB left, working set $ws MiB; $(grep -E '^(pages_verified|mismatches)' <<< "${out:-}" | tr '\n' ' ')pswpout $po pswpin $pi, pages scanned by kswapd and direct reclaim $g; $sdesc"
+	diag "global memory pressure: $avail MiB available, $pin MiB pinned in ramfs, $left MiB left, $shm MiB of tmpfs, working set $ws MiB; $(grep -E '^(pages_verified|mismatches)' <<< "${out:-}" | tr '\n' ' ')pswpout $po pswpin $pi, pages scanned by kswapd and direct reclaim $g; $sdesc"
 	if [ -n "$err" ]; then
 		gp "$err"
 	elif [ $rc -ne 0 ]; then

@@ -39,6 +39,7 @@ cases=(
 	"biocache-corrupt|70-bio-cache.sh|^null_blk irqmode=2:||"
 	"biocache-teardown|70-bio-cache.sh|^bio_set teardown:||"
 	"biocache-pressure|70-bio-cache.sh|^global memory pressure:||"
+	"dma-corrupt|80-dma-engine.sh|^dmatest on every swdma channel||"
 	"runner-noplan|60-bio-wait.sh||printed no plan||"
 	"runner-plan|60-bio-wait.sh||planned 7 results, printed 6||"
 	"runner-report|60-bio-wait.sh||kernel report in the console log||"

@@ -1,8 +1,8 @@
 #!/bin/bash
 # vm: mem=2048 timeout=600
-# DRAFT, not in tests/ yet: the dmaengine path the pmem DMA offload will
-# take, on swdma (tests/swdma-wip/swdma.c, to be moved to tests/modules/),
-# a software DMA_MEMCPY provider, exercised with the in-tree dmatest
+# The dmaengine path the pmem DMA offload (part 3, not in the series yet)
+# will take, on swdma (tests/modules/swdma.c), a software DMA_MEMCPY
+# provider that is not part of the series, exercised with the in-tree dmatest
 # (built in: /sys/module/dmatest/parameters).  Every dmatest run covers all
 # swdma channels with random offsets and lengths in 16 KiB buffers, data
 # verified, and counts one summary line per thread from dmesg:
@@ -28,6 +28,9 @@
 #  8. bound again once dmatest has released the old channels: the channels
 #     come back, dmatest 0 failures, and rmmod succeeds.
 # Without /tests/modules/swdma.ko (or without dmatest) every subtest skips.
+# Injection (make test-inject): dma-corrupt has swdma flip a byte of every
+# 50th copy and report it done, which only dmatest's verify can catch
+# (subtest 2).
 . /tests/lib/common.sh
 KO=/tests/modules/swdma.ko
 DT=/sys/module/dmatest/parameters
@@ -160,6 +163,7 @@ dt_clean() {
 
 sw_params_off() {
 	echo 0 > $SW/fail_every
+	echo 0 > $SW/corrupt_every
 	echo 0 > $SW/delay_us
 	echo 0 > $SW/reorder
 }
@@ -179,10 +183,14 @@ diag "swdma channels: ${chans//$'\n'/ }; $(dmesg | grep -o 'swdma: dma.*' | head
 [ "$nch" -eq 2 ] && [ "$(sw submitted)" -eq 0 ]
 ktap_result $? "${DESC[0]}"
 
-# 2: callbacks, 2 threads per channel.
+# 2: callbacks, 2 threads per channel.  (Injection dma-corrupt: swdma
+# falsifies every 50th copy and reports it done; dmatest's verify must
+# catch it.)
 c0=$(sw completed) r0=$(sw remote_cpu) s0=$(sw submitted)
 rc=0
+injecting dma-corrupt && echo 50 > $SW/corrupt_every
 dt_clean 300 2 0 240 || rc=1
+echo 0 > $SW/corrupt_every
 dc=$(( $(sw completed) - c0 )) dr=$(( $(sw remote_cpu) - r0 )) ds=$(( $(sw submitted) - s0 ))
 diag "swdma: $ds submitted, $dc completed, $dr on another CPU than their issuer; $(sw bytes_copied) bytes copied so far"
 if [ $rc = 0 ] && { [ "$ds" -ne "$DT_TESTS" ] || [ "$dc" -ne "$DT_TESTS" ]; }; then

@@ -43,11 +43,16 @@
  *                   any alignment); prep refuses a misaligned request
  *   fail_every=N    rw: every Nth descriptor run fails, nothing copied,
  *                   with DMA_TRANS_READ_FAILED (0, the default: off)
+ *   corrupt_every=N rw: every Nth descriptor run copies, then flips one
+ *                   byte of the destination and reports success: the
+ *                   silent fault only a client's data check can catch
+ *                   (0, the default: off)
  *   delay_us=N      rw: sleep N us (0..1000000) before running each
  *                   descriptor (default 0)
  *   reorder=1       rw: run and complete descriptors out of order (below)
- * Counters (read-only): submitted, completed (copied without error),
- * failed_injected, failed_unmappable, aborted (never run: dropped by
+ * Counters (read-only): submitted, completed (copied without error;
+ * corrupted ones included), corrupted, failed_injected,
+ * failed_unmappable, aborted (never run: dropped by
  * terminate_all, or failed by an unbind), reordered (descriptors run ahead
  * of an earlier one), remote_cpu (descriptors run on another CPU than the
  * one that issued them), bytes_copied.  Once the channels are idle,
@@ -105,6 +110,7 @@
 static unsigned int channels = 2;
 static unsigned int copy_align;
 static unsigned int fail_every;
+static unsigned int corrupt_every;
 static unsigned int delay_us;
 static bool reorder;
 
@@ -137,6 +143,9 @@ MODULE_PARM_DESC(copy_align, "copy alignment as log2 of bytes, 0..8 (default 0: 
 
 module_param(fail_every, uint, 0644);
 MODULE_PARM_DESC(fail_every, "fail every Nth descriptor run, copying nothing (0: off)");
+
+module_param(corrupt_every, uint, 0644);
+MODULE_PARM_DESC(corrupt_every, "flip a byte of every Nth descriptor's copy, reporting success (0: off)");
 
 static int swdma_set_delay(const char *val, const struct kernel_param *kp)
 {
@@ -176,6 +185,10 @@ MODULE_PARM_DESC(submitted, "descriptors submitted");
 static atomic64_t stat_completed = ATOMIC64_INIT(0);
 module_param_cb(completed, &swdma_stat_ops, &stat_completed, 0444);
 MODULE_PARM_DESC(completed, "descriptors copied without error");
+
+static atomic64_t stat_corrupted = ATOMIC64_INIT(0);
+module_param_cb(corrupted, &swdma_stat_ops, &stat_corrupted, 0444);
+MODULE_PARM_DESC(corrupted, "descriptors whose copy corrupt_every falsified");
 
 static atomic64_t stat_failed_injected = ATOMIC64_INIT(0);
 module_param_cb(failed_injected, &swdma_stat_ops, &stat_failed_injected, 0444);
@@ -387,6 +400,7 @@ static void swdma_bad_range(struct swdma_chan *ch, const char *what,
 static enum swdma_outcome swdma_run(struct swdma_chan *ch, struct swdma_desc *d)
 {
 	unsigned int every = READ_ONCE(fail_every);
+	unsigned int corrupt = READ_ONCE(corrupt_every);
 	unsigned int delay = READ_ONCE(delay_us);
 	unsigned int run = atomic_inc_return(&swdma_runs);
 	bool src_remapped, dst_remapped;
@@ -410,6 +424,10 @@ static enum swdma_outcome swdma_run(struct swdma_chan *ch, struct swdma_desc *d)
 		return SWDMA_BAD_DST;
 	}
 	memcpy(dst, src, d->len);
+	if (corrupt && run % corrupt == 0 && d->len) {
+		((u8 *)dst)[d->len / 2] ^= 0x5a;
+		atomic64_inc(&stat_corrupted);
+	}
 	if (dst_remapped)
 		memunmap(dst);
 	if (src_remapped)
