@@ -24,6 +24,16 @@ while read -r p; do
 		echo "git-tree: error: git am failed on patches/$p" >&2
 		exit 1
 	fi
+	# The notes below "---" (format-patch --notes writes them, git am
+	# drops them): back into refs/notes/commits, so that make export
+	# writes them out again.
+	notes=$(awk '/^---$/ { s = 1; next }
+		s && !n && /^$/ { next }
+		s && /^Notes:$/ { n = 1; next }
+		n && /^    / { sub(/^    /, ""); print; next }
+		n && /^$/ { print; next }
+		s { exit }' "$TOP/patches/$p" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}')
+	[ -z "$notes" ] || git -C "$GITTREE" notes add -f -m "$notes" HEAD
 	n=$((n + 1))
 done < <("$TOP/scripts/series-list.sh")
 echo "git-tree: $GITTREE on branch series: v$BASE_VERSION + $n commits"
