@@ -38,6 +38,11 @@ resolve() {	# resolve SPEC: print a bzImage path, building it if needed
 make --no-print-directory -C "$TOP" initramfs >&2 || exit 1
 ka=$(resolve "$A") || exit 1
 kb=$(resolve "$B") || exit 1
+# The test modules (tests/modules/: swdma for pmemdma), built for each
+# kernel that has its object directory: that kernel's initramfs.
+export TOP BUILD
+ia=$("$TOP/scripts/test-modules.sh" "$ka") || exit 1
+ib=$("$TOP/scripts/test-modules.sh" "$kb") || exit 1
 stamp=$(date +%Y%m%d-%H%M%S)
 out=${BENCH_OUT:-$BUILD/bench/$BENCH-$stamp}
 mkdir -p "$out/logs"
@@ -66,7 +71,9 @@ for r in $(seq 1 "$ROUNDS"); do
 	[ $((r % 2)) -eq 0 ] && order="B A"
 	for k in $order; do
 		log=$out/logs/$k-$r.log
-		n=$("$TOP/scripts/bench-boot.sh" "$out/$k.bzImage" "$log" "$BENCH" "$r" "$k" "$res")
+		initrd=$ia
+		[ $k = B ] && initrd=$ib
+		n=$(INITRD=${initrd:-$BUILD/initramfs.cpio} "$TOP/scripts/bench-boot.sh" "$out/$k.bzImage" "$log" "$BENCH" "$r" "$k" "$res")
 		echo "bench: round $r/$ROUNDS $k: $n metrics, $(( $(date +%s) - t0 ))s elapsed"
 	done
 done

@@ -7,7 +7,7 @@ set -euo pipefail
 : "${TOP:?}" "${GITTREE:?}" "${BASE_VERSION:?}"
 base=$(git -C "$GITTREE" rev-parse "v$BASE_VERSION^{commit}")
 tmp=$(mktemp -d)
-git -C "$GITTREE" format-patch -q -N --no-signature --notes --zero-commit --base="$base" \
+git -C "$GITTREE" format-patch -q -N --no-signature --notes --zero-commit --diff-algorithm=histogram --base="$base" \
 	-o "$tmp" "$base..series"
 rm -f "$TOP"/patches/*.patch
 : > "$TOP/series"
