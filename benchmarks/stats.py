@@ -59,7 +59,8 @@ ALPHA = 0.05
 _TOKENS = {
     "throughput": {"mibs", "iops", "mbs", "kibs", "bw", "tput"},
     "time": {"us", "ns", "ms", "s", "sec", "insns", "instructions", "cycles", "lat"},
-    "count": {"calls", "faults", "majflt", "minflt", "count", "pswpin", "pswpout", "ios"},
+    "count": {"calls", "faults", "majflt", "minflt", "count", "pswpin", "pswpout", "ios",
+              "pct", "dmapct"},
     "cpu": {"cpu", "busy", "util"},
 }
 
