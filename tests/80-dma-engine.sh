@@ -70,24 +70,6 @@ sw() { cat "$SW/$1"; }
 DT_WANT=0 DT_THREADS=0 DT_TESTS=0 DT_FAILS=0 DT_BADRET=0
 online_cpus() { grep -c '^cpu[0-9]' /proc/stat; }
 
-# within SECS CMD...: run CMD in the background for at most SECS seconds;
-# its status, or 124 if it is still running then (it is left running: a
-# task stuck in the kernel cannot be killed anyway).
-within() {
-	local secs=$1 pid _
-	shift
-	"$@" &
-	pid=$!
-	for _ in $(seq $((secs * 10))); do
-		if ! kill -0 $pid 2>/dev/null; then
-			wait $pid
-			return
-		fi
-		sleep 0.1
-	done
-	return 124
-}
-
 # The summary lines of the dmatest threads since the last dmesg -c, as
 # "thread tests failures ret".
 dt_summaries() {

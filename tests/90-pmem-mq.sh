@@ -141,23 +141,6 @@ summary() {
 	diag "summary: $SUM_INJ faults injected into the engine ($SUM_FI failed by fail_every, $SUM_COR corrupted, $SUM_AB aborted), $SUM_FB fallbacks taken, $SUM_ERR errors returned, $SUM_BAD data mismatches, $SUM_HANG hangs"
 }
 
-# within SECS CMD...: run CMD in the background for at most SECS seconds;
-# its status, or 124 if it is still running then (it is left running: a
-# task stuck in the kernel cannot be killed anyway).
-within() {
-	local secs=$1 pid _
-	shift
-	"$@" &
-	pid=$!
-	for _ in $(seq $((secs * 10))); do
-		if ! kill -0 $pid 2>/dev/null; then
-			wait $pid
-			return
-		fi
-		sleep 0.1
-	done
-	return 124
-}
 hang() { SUM_HANG=$((SUM_HANG + 1)); diag "HANG: $*"; }
 
 # --- the namespace and its disk ---------------------------------------

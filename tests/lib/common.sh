@@ -163,3 +163,21 @@ insnprof_close() {
 	echo insnprof-close > /sys/kernel/tracing/trace_marker
 	awk 'NF == 4 && $4 ~ /^\[/ { print "KSYM", $0 }' /proc/kallsyms
 }
+
+# within SECS CMD...: run CMD in the background for at most SECS seconds;
+# its status, or 124 if it is still running then (it is left running: a
+# task stuck in the kernel cannot be killed anyway).
+within() {
+	local secs=$1 pid _
+	shift
+	"$@" &
+	pid=$!
+	for _ in $(seq $((secs * 10))); do
+		if ! kill -0 $pid 2>/dev/null; then
+			wait $pid
+			return
+		fi
+		sleep 0.1
+	done
+	return 124
+}
