@@ -62,7 +62,6 @@ fi
 	echo "machine: $machine"
 	echo "command: $cmd"
 } | tee "$out/README"
-export TOP BUILD
 t0=$(date +%s)
 for r in $(seq 1 "$ROUNDS"); do
 	# Odd rounds boot A first, even rounds B first: the paired test

@@ -350,6 +350,27 @@ swap_check() {
 	fi
 }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+# swap_judge bio|mq: swap_check's results against what that mode must do:
+# no error or lost page, at least 500 major faults, and bio mode
+# synchronous (0.90-1.10 pages per fault, bdev_synchronous() 1), mq mode
+# not (at least 1.50 pages per fault, bdev_synchronous() 0).
+swap_judge() {
+	local mode=$1 rc=0 sync=0
+	[ "$mode" = bio ] && sync=1
+	[ "$SWAP_RC" -eq 0 ] || { rc=1; diag "swap on the $mode-mode disk failed or lost data (rc=$SWAP_RC)"; }
+	if [ "${SWAP_FLT:-0}" -lt 500 ]; then
+		rc=1
+		diag "too few major faults to judge"
+	elif [ $sync = 1 ] && { ! le 0.90 "$SWAP_RATIO" || ! le "$SWAP_RATIO" 1.10; }; then
+		rc=1
+		diag "$SWAP_RATIO pages per fault, not 0.90-1.10: the bio-mode disk is not synchronous (readahead)"
+	elif [ $sync = 0 ] && ! le 1.50 "$SWAP_RATIO"; then
+		rc=1
+		diag "$SWAP_RATIO pages per fault, under 1.50: swap took the synchronous path on the mq-mode disk"
+	fi
+	[ -z "$BSYNC" ] || [ "$BSYNC" = $sync ] || { rc=1; diag "bdev_synchronous() returned $BSYNC on the $mode-mode disk"; }
+	return $rc
+}
 
 # =========================================================================
 # 1: bio mode.
@@ -370,15 +391,7 @@ fi
 [ -e "/sys/block/$DISK/mq" ] && { rc=1; diag "/sys/block/$DISK/mq exists: bio mode is blk-mq"; }
 [ -e "$PM" ] && { rc=1; diag "$PM exists on a bio-mode disk"; }
 swap_check
-[ "$SWAP_RC" -eq 0 ] || { rc=1; diag "swap on the bio-mode disk failed or lost data (rc=$SWAP_RC)"; }
-if [ "${SWAP_FLT:-0}" -lt 500 ]; then
-	rc=1
-	diag "too few major faults to judge"
-elif ! le 0.90 "$SWAP_RATIO" || ! le "$SWAP_RATIO" 1.10; then
-	rc=1
-	diag "$SWAP_RATIO pages per fault, not 0.90-1.10: the bio-mode disk is not synchronous (readahead)"
-fi
-[ -z "$BSYNC" ] || [ "$BSYNC" = 1 ] || { rc=1; diag "bdev_synchronous() returned $BSYNC on the bio-mode disk"; }
+swap_judge bio || rc=1
 fio_sizes || rc=1
 ktap_result $rc "${DESC[0]}"
 
@@ -411,15 +424,7 @@ if rebind mq; then
 		diag "no $PM: no DMA offload in this kernel (CONFIG_BLK_DEV_PMEM_DMA)"
 	fi
 	swap_check
-	[ "$SWAP_RC" -eq 0 ] || { rc=1; diag "swap on the mq-mode disk failed or lost data (rc=$SWAP_RC)"; }
-	if [ "${SWAP_FLT:-0}" -lt 500 ]; then
-		rc=1
-		diag "too few major faults to judge"
-	elif ! le 1.50 "$SWAP_RATIO"; then
-		rc=1
-		diag "$SWAP_RATIO pages per fault, under 1.50: swap took the synchronous path on the mq-mode disk"
-	fi
-	[ -z "$BSYNC" ] || [ "$BSYNC" = 0 ] || { rc=1; diag "bdev_synchronous() returned $BSYNC on the mq-mode disk"; }
+	swap_judge mq || rc=1
 	snap C0
 	fio_sizes || rc=1
 	snap C1
