@@ -22,23 +22,47 @@
 # return, callees included (incl=), and report.md gives instructions per
 # call and per pair, A against B, with the per-function counts of the
 # whole window.
+# INSN_BENCH=pmemdma profiles pmem's two copy paths on one kernel
+# (default A=B=series): 4 KiB O_DIRECT psync reads, then writes, on the
+# pmem disk, A booted with the disk in bio mode and B in blk-mq mode with
+# the CPU copying (benchmarks/guest/pmemdma.sh, bench.pmemdma_modes);
+# report.md gives instructions per pread() and pwrite() call, callees
+# included, and the per-function counts of the window; INSN_RW=read or
+# INSN_RW=write keeps only the reads or the writes in the window.
+# INSN_CMDLINE_A / INSN_CMDLINE_B add kernel command line words to the
+# boots of A / B (after the benchmark's own).
 # Counts vary between boots of one kernel by a few instructions per I/O
 # (README: "repeatable within"): the sampling of the guest's clocksource
 # and random numbers still varies.
 set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
+INSN_BENCH=${INSN_BENCH:-swaplat}
+if [ "$INSN_BENCH" = pmemdma ]; then
+	A=${A:-series} B=${B:-series}
+	INSN_CMDLINE_A=${INSN_CMDLINE_A:-bench.pmemdma_modes=bio}
+	INSN_CMDLINE_B=${INSN_CMDLINE_B:-bench.pmemdma_modes=mqcpu}
+fi
 A=${A:-base} B=${B:-series}
 DEVS=${DEVS:-zram brd pmem btt}
 PAR=${INSN_JOBS:-$(nproc)}
 
 die() { echo "insn-profile: error: $*" >&2; exit 1; }
 
-INSN_BENCH=${INSN_BENCH:-swaplat}
 case $INSN_BENCH in
 swaplat) INCL_FUNCS="" ;;
 biocache) DEVS=biocache INCL_FUNCS="bio_alloc_bioset bio_put" ;;
 zramfio) DEVS=zramfio INCL_FUNCS="ksys_pread64" ;;
-*) die "INSN_BENCH=$INSN_BENCH: only swaplat, biocache and zramfio can be profiled" ;;
+pmemdma)
+	DEVS=pmemdma
+	case ${INSN_RW:-read,write} in
+	read) INCL_FUNCS=ksys_pread64 ;;
+	write) INCL_FUNCS=ksys_pwrite64 ;;
+	read,write) INCL_FUNCS="ksys_pread64 ksys_pwrite64" ;;
+	*) die "INSN_RW=$INSN_RW: read, write or read,write" ;;
+	esac
+	INSN_CMDLINE_A+=" bench.pmemdma_rw=${INSN_RW:-read,write}"
+	INSN_CMDLINE_B+=" bench.pmemdma_rw=${INSN_RW:-read,write}" ;;
+*) die "INSN_BENCH=$INSN_BENCH: only swaplat, biocache, zramfio and pmemdma can be profiled" ;;
 esac
 
 # shellcheck source=scripts/kernel-spec.sh
@@ -88,9 +112,11 @@ boot() {	# boot OBJDIR K DEV
 		[ -n "$a" ] || { echo "insn-profile: error: no __switch_to_asm in $1/System.map" >&2; return 1; }
 		incl=",incl=$incl,switch=$a"
 	fi
+	local extra=${INSN_CMDLINE_A:-}
+	[ "$2" = B ] && extra=${INSN_CMDLINE_B:-}
 	rm -f "$out/$3-$2.tb"
 	QEMU_EXTRA="-plugin $plugin,toggle=$t,skip=0,out=$out/$3-$2.tb$incl" ICOUNT=1 \
-		BENCH_CMDLINE="bench.devs=$3 bench.insnprof=${INSN_GUEST:-1}" \
+		BENCH_CMDLINE="bench.devs=$3 bench.insnprof=${INSN_GUEST:-1}${extra:+ $extra}" \
 		"$TOP/scripts/bench-boot.sh" "$1/arch/x86/boot/bzImage" "$out/$3-$2.log" \
 		"$INSN_BENCH" 1 "$2" "$out/results.tsv" >/dev/null
 	if ! grep -q '^BENCH-DONE' "$out/$3-$2.log" 2>/dev/null; then

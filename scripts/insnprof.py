@@ -272,8 +272,17 @@ def main_incl(argv):
         incl[k] = read_incl(tb, maps[k], funcs)
         prof[k] = per_function(maps[k], counts, load_ksyms(os.path.join(d, f'{run}-{k}.log')))
     # instructions per call over the calls that did not sleep
-    per = {k: {fn: incl[k][fn][1] / (incl[k][fn][0] - incl[k][fn][2]) for fn in funcs}
+    # (None when every call slept: no count to give)
+    per = {k: {fn: (incl[k][fn][1] / (incl[k][fn][0] - incl[k][fn][2])
+                    if incl[k][fn][0] > incl[k][fn][2] else None) for fn in funcs}
            for k in 'AB'}
+
+    def num(v):
+        return 'n/a' if v is None else f'{v:.1f}'
+
+    def ratio(a, b):
+        return 'n/a' if a is None or b is None else f'{b / a:.3f}'
+
     lines = [f'# {run}: instructions per call, A={an} B={bn}', '',
              'QEMU TCG with -icount shift=0 and the insnprof plugin (scripts/insnprof.c,',
              'incl=): every call of each function in the window around the benchmark\'s',
@@ -285,11 +294,12 @@ def main_incl(argv):
              '|---|---:|---:|---:|---:|---:|---:|---:|']
     for fn in funcs:
         lines.append(f'| {fn} | {incl["A"][fn][0]} | {incl["A"][fn][2]} | {incl["B"][fn][0]} '
-                     f'| {incl["B"][fn][2]} | {per["A"][fn]:.1f} '
-                     f'| {per["B"][fn]:.1f} | {per["B"][fn] / per["A"][fn]:.3f} |')
-    if len(funcs) > 1:
-        pa, pb = sum(per['A'].values()), sum(per['B'].values())
-        lines.append(f'| {" + ".join(funcs)} | | | | | {pa:.1f} | {pb:.1f} | {pb / pa:.3f} |')
+                     f'| {incl["B"][fn][2]} | {num(per["A"][fn])} '
+                     f'| {num(per["B"][fn])} | {ratio(per["A"][fn], per["B"][fn])} |')
+    if len(funcs) > 1 and run == 'biocache':
+        pa = None if None in per['A'].values() else sum(per['A'].values())
+        pb = None if None in per['B'].values() else sum(per['B'].values())
+        lines.append(f'| {" + ".join(funcs)} | | | | | {num(pa)} | {num(pb)} | {ratio(pa, pb)} |')
     n = {k: incl[k][funcs[0]][0] for k in 'AB'}
     rows = []
     for fn in set(prof['A']) | set(prof['B']):

@@ -29,7 +29,9 @@
 #     synchronous (bdev_synchronous() 0, swap reads ahead: at least 1.50
 #     pages per fault), the swapped data verifies, dma reads 0 (written 0
 #     if a channel was taken), dma_channel "none", and fio verify 4k, 64k,
-#     1M with no request counted in dma_requests;
+#     1M with no request counted in dma_requests; I/O accounting
+#     (queue/iostats) starts off, as in bio mode (the test turns it on
+#     after each bind, to count requests);
 #  3. swdma loaded, "echo 1 > pmem/dma" takes one of its channels,
 #     dma_threshold_kb at its minimum (4, 0029's PMEM_DMA_THRESHOLD_MIN_KB):
 #     fio verify 4k, 64k, 1M (psync, queue depth 1, so the busy rule of 8
@@ -179,6 +181,10 @@ rebind() {
 	done
 	DEV=/dev/$DISK PM=/sys/block/$DISK/pmem
 	[ -n "$DISK" ] && [ -b "$DEV" ] || { diag "no disk for $NS after the bind"; return 1; }
+	# The request counts below come from the disk's stat, which counts
+	# only with I/O accounting on: off by default in both modes.
+	IOSTATS0=$(cat "/sys/block/$DISK/queue/iostats")
+	echo 1 > "/sys/block/$DISK/queue/iostats" || { diag "cannot turn on $DISK's queue/iostats"; return 1; }
 }
 
 pmattr() { cat "$PM/$1" 2>/dev/null || echo 0; }
@@ -413,6 +419,8 @@ if rebind mq; then
 		rc=1 MQ=0
 		diag "no /sys/block/$DISK/mq: the disk is not blk-mq"
 	fi
+	# bio mode's default (a bio-based queue starts without accounting)
+	[ "$IOSTATS0" = 0 ] || { rc=1; diag "mq mode turned I/O accounting on (queue/iostats $IOSTATS0 after the bind): bio mode has it off"; }
 	diag "$DEV: scheduler $(cat /sys/block/$DISK/queue/scheduler), max_sectors_kb $(cat /sys/block/$DISK/queue/max_sectors_kb), $(ls -d /sys/block/$DISK/mq/* 2>/dev/null | wc -l) hardware queues"
 	if [ -d "$PM" ]; then
 		DMAG=1

@@ -18,7 +18,9 @@
 #        the run, percent of one CPU from /proc/stat (200: two vCPUs busy)
 #   pmem.mqdma.<bs>.q<depth>j<jobs>.<read|write>_dmapct   percent of the
 #        disk's requests that dma_requests counted: the rest went to the
-#        CPU (below the threshold, or the channel busy: 8 requests on it)
+#        CPU (below the threshold, or the channel busy: 8 requests on it).
+#        Counted with the disk's stat, so mqdma runs with queue/iostats
+#        1; bio and mqcpu keep the default, 0.
 # Knobs, on the kernel command line (make bench BENCH_CMDLINE='...') or,
 # run by hand in a guest, in the environment:
 #   bench.pmemdma_chan=SPEC     PMEMDMA_CHAN     the DMA channel: a channel
@@ -125,6 +127,9 @@ dma_setup() {
 		echo 0 > "$PM/dma"
 		return 1
 	fi
+	# dmapct counts requests with the disk's stat: accounting on (off by
+	# default, in bio mode as in mq mode)
+	echo 1 > "/sys/block/$DISK/queue/iostats"
 	echo "$THRESH" > "$PM/dma_threshold_kb" ||
 		{ echo "BENCH-WARN dma_threshold_kb=$THRESH refused"; return 1; }
 	echo "BENCH-INFO mqdma on $(chan_desc "$c"), threshold $(pmattr dma_threshold_kb) KiB"
@@ -165,6 +170,36 @@ matrix() {
 	done
 }
 
+# bench.insnprof=1 (make insn-profile INSN_BENCH=pmemdma): the first mode
+# of bench.pmemdma_modes (bio or mqcpu) only, 4 KiB O_DIRECT psync reads
+# and then writes of 16 MiB (bench.pmemdma_rw=read or =write: only
+# those), one job, between insnprof-open and
+# insnprof-close: the plugin counts each pread() and pwrite() system call
+# (ksys_pread64(), ksys_pwrite64()) from entry to return, and the disk's
+# requests complete inside them in both modes.
+if [ -n "$(knob insnprof)" ]; then
+	mode=${MODES%%,*}
+	case $mode in
+	bio) [ ! -w $MODE ] || setmode bio ;;
+	mqcpu) setmode mq && { [ ! -d "$PM" ] || echo 0 > "$PM/dma"; } ;;
+	*) false ;;
+	esac || { echo "BENCH-ERROR insnprof: cannot set up mode '$mode' (bio or mqcpu)"; exit 1; }
+	# bench.pmemdma_rw=read or write: only that one in the window
+	rws=$(knob pmemdma_rw)
+	rws=${rws:-read,write}
+	for rw in fill ${rws//,/ }; do
+		# the fill writes the range the measured reads read
+		[ $rw = fill ] || [ -n "${opened:-}" ] || { insnprof_open; opened=1; }
+		fio --thread --name=p --filename="/dev/$DISK" --rw=${rw/fill/write} --bs=4k \
+			--direct=1 --ioengine=psync --size=16M --output=/dev/null ||
+			{ echo "BENCH-ERROR insnprof: fio $rw"; exit 1; }
+	done
+	insnprof_close
+	echo "BENCH-INFO insnprof: mode $mode on $DISK ($( [ -d "/sys/block/$DISK/mq" ] && echo blk-mq || echo bio-based))"
+	echo "BENCH-DONE"
+	exit 0
+fi
+
 cpus=$(nproc)
 for mode in ${MODES//,/ }; do
 	case $mode in
@@ -180,6 +215,7 @@ for mode in ${MODES//,/ }; do
 		elif dma_setup; then
 			matrix mqdma
 			echo 0 > "$PM/dma"
+			echo 0 > "/sys/block/$DISK/queue/iostats"
 		fi ;;
 	*) echo "BENCH-WARN unknown mode '$mode' (bio, mqcpu, mqdma)" ;;
 	esac
