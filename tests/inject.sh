@@ -46,6 +46,7 @@ cases=(
 	"pmemmq-reorder-corrupt|90-pmem-mq.sh|^mq DMA with swdma reorder||"
 	"pmemmq-lost-write|90-pmem-mq.sh|^mq flush/FUA||"
 	"pmemmq-sysfs-valid|90-pmem-mq.sh|^sysfs: bad writes||"
+	"swaperr-corrupt|95-swap-errors.sh|^brd: swap under||"
 	"runner-noplan|60-bio-wait.sh||printed no plan||"
 	"runner-plan|60-bio-wait.sh||planned 7 results, printed 6||"
 	"runner-report|60-bio-wait.sh||kernel report in the console log||"

@@ -8,11 +8,19 @@
  * that comes back from swap with another page's data, an older version, or
  * a torn write is caught.  Prints what it measured as "key=value" lines and
  * exits 1 on any mismatch, 2 on usage or system errors.
+ *
+ * -B N survives swap I/O errors: a SIGBUS (a swap-in that failed) on a
+ * page's access is counted and the access retried, up to N times per
+ * access; a page still unreadable then is counted as such and left out of
+ * every later access and of the verify.  Its data must never come back
+ * wrong: a page that reads is verified like any other.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +75,72 @@ static int check(const uint64_t *p, size_t page, uint8_t ver)
 		if (p[i] != (compressible && i % 64 ? 0 : mix(page, ver, i)))
 			return -1;
 	return 0;
+}
+
+/* -B: SIGBUS recovery around each page access */
+static unsigned long bus_retries;	/* 0: a SIGBUS kills, as without -B */
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_armed;
+static size_t sigbus_events, pages_sigbus, pages_unreadable;
+static uint8_t *bus_state;		/* per page: 1 saw a SIGBUS, 2 unreadable */
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)si; (void)uc;
+	if (!bus_armed) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	bus_armed = 0;
+	siglongjmp(bus_jmp, 1);
+}
+
+enum { CHECK, REWRITE, FIRST_FILL };
+
+/*
+ * Run one access of page @page: CHECK it, REWRITE it with its next
+ * version, or give it its FIRST_FILL (version 0: a page partly filled can
+ * be swapped out and in again before the fill ends).  With -B a SIGBUS
+ * retries it.  Returns the access's result, or 0 for a page given up on
+ * (now or earlier), which is then not counted as verified.
+ */
+static int access_page(char *mem, size_t page, uint8_t *ver, int write, int *skipped)
+{
+	uint64_t *pg = (uint64_t *)(mem + page * page_size);
+	volatile unsigned long tries = 0;
+	volatile int w = write;
+	volatile int r;
+
+	*skipped = 0;
+	if (bus_state && bus_state[page] == 2) {
+		*skipped = 1;
+		return 0;
+	}
+	if (bus_retries && sigsetjmp(bus_jmp, 1)) {
+		sigbus_events++;
+		if (bus_state[page] == 0) {
+			bus_state[page] = 1;
+			pages_sigbus++;
+		}
+		if (++tries > bus_retries) {
+			bus_state[page] = 2;
+			pages_unreadable++;
+			*skipped = 1;
+			return 0;
+		}
+	}
+	bus_armed = 1;
+	if (w == CHECK) {
+		r = check(pg, page, ver[page]);
+	} else {
+		fill(pg, page, w == REWRITE ? ver[page] + 1 : 0);
+		r = 0;
+	}
+	bus_armed = 0;
+	if (w == REWRITE)
+		ver[page]++;
+	return r;
 }
 
 static long vmstat(const char *key)
@@ -173,7 +247,9 @@ static void usage(void)
 		"  -Z  compressible content (one word in 64 unique, the rest 0)\n"
 		"  -c  corrupt page N before the final verify (tests the test)\n"
 		"  -C  after the fill, overwrite the swap slots of n swapped-out\n"
-		"      pages on swap device -D with BLKZEROOUT (tests swap-in)\n");
+		"      pages on swap device -D with BLKZEROOUT (tests swap-in)\n"
+		"  -B  retry an access that gets SIGBUS up to n times, then count\n"
+		"      the page unreadable and leave it out (swap I/O errors)\n");
 	exit(2);
 }
 
@@ -189,7 +265,7 @@ int main(int argc, char **argv)
 	uint8_t *ver;
 	char *mem;
 
-	while ((c = getopt(argc, argv, "s:n:w:S:qoHZc:D:C:")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:w:S:qoHZc:D:C:B:")) != -1) {
 		switch (c) {
 		case 's': mib = strtoul(optarg, NULL, 0); break;
 		case 'n': ops = strtoul(optarg, NULL, 0); break;
@@ -202,6 +278,7 @@ int main(int argc, char **argv)
 		case 'c': corrupt = strtol(optarg, NULL, 0); break;
 		case 'D': slot_dev = optarg; break;
 		case 'C': slots = strtoul(optarg, NULL, 0); break;
+		case 'B': bus_retries = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
@@ -211,6 +288,18 @@ int main(int argc, char **argv)
 	page_size = sysconf(_SC_PAGESIZE);
 	npages = mib * 1024 * 1024 / page_size;
 	ver = calloc(npages, 1);
+	if (bus_retries) {
+		/*
+		 * The program's own memory (versions, page states, stack,
+		 * data) must not be swapped: a SIGBUS there is not a page of
+		 * the set.  Lock what exists now; the set is mapped after.
+		 */
+		bus_state = calloc(npages, 1);
+		if (!ver || !bus_state || mlockall(MCL_CURRENT)) {
+			perror("swapverify: -B setup");
+			return 2;
+		}
+	}
 	mem = mmap(NULL, npages * page_size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!ver || mem == MAP_FAILED) {
@@ -219,10 +308,21 @@ int main(int argc, char **argv)
 	}
 	if (madvise(mem, npages * page_size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && huge)
 		perror("swapverify: MADV_HUGEPAGE");
+	if (bus_retries) {
+		struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+
+		if (sigaction(SIGBUS, &sa, NULL)) {
+			perror("swapverify: -B setup");
+			return 2;
+		}
+	}
 
 	snap(&s0);
-	for (size_t p = 0; p < npages; p++)
-		fill((uint64_t *)(mem + p * page_size), p, 0);
+	for (size_t p = 0; p < npages; p++) {
+		int skip;
+
+		access_page(mem, p, ver, FIRST_FILL, &skip);
+	}
 	if (pageout && madvise(mem, npages * page_size, MADV_PAGEOUT)) {
 		perror("swapverify: MADV_PAGEOUT");
 		return 2;
@@ -233,41 +333,49 @@ int main(int argc, char **argv)
 
 	if (seq) {
 		for (size_t p = 0; p < npages; p++) {
-			if (check((uint64_t *)(mem + p * page_size), p, ver[p]))
+			int skip;
+
+			if (access_page(mem, p, ver, CHECK, &skip))
 				bad++;
-			verified++;
+			verified += !skip;
 		}
 	} else {
 		for (size_t i = 0; i < ops; i++) {
 			size_t p = rng() % npages;
-			uint64_t *pg = (uint64_t *)(mem + p * page_size);
+			int w = rng() % 100 < wpct ? REWRITE : CHECK, skip;
 
-			if (rng() % 100 < wpct) {
-				fill(pg, p, ++ver[p]);
-			} else {
-				if (check(pg, p, ver[p]))
-					bad++;
-				verified++;
-			}
+			if (access_page(mem, p, ver, w, &skip))
+				bad++;
+			verified += w == CHECK && !skip;
 		}
 	}
 	snap(&s2);
 
-	if (corrupt >= 0 && (size_t)corrupt < npages)
+	if (corrupt >= 0 && (size_t)corrupt < npages) {
+		int skip;
+
+		/* fault it in under -B's guard first, then flip the byte */
+		access_page(mem, corrupt, ver, CHECK, &skip);
 		mem[corrupt * page_size + 123] ^= 0x5a;
+	}
 	for (size_t p = 0; p < npages; p++) {
-		if (check((uint64_t *)(mem + p * page_size), p, ver[p])) {
+		int skip;
+
+		if (access_page(mem, p, ver, CHECK, &skip)) {
 			if (bad < 10)
 				fprintf(stderr, "swapverify: page %zu (version %u) mismatch\n",
 					p, ver[p]);
 			bad++;
 		}
-		verified++;
+		verified += !skip;
 	}
 	snap(&s3);
 
 	printf("pages=%zu\nops=%zu\npages_verified=%zu\nmismatches=%zu\n",
 	       npages, seq ? npages : ops, verified, bad);
+	if (bus_retries)
+		printf("sigbus=%zu\npages_sigbus=%zu\npages_unreadable=%zu\n",
+		       sigbus_events, pages_sigbus, pages_unreadable);
 	if (slots)
 		printf("slots_overwritten=%zu\n", slots_done);
 	report("fill", &s0, &s1);
