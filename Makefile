@@ -134,7 +134,7 @@ insn-profile: deps base
 	@$(TOP)/scripts/insn-profile.sh
 
 mail: base
-	@$(TOP)/scripts/mail.sh
+	@MAIL_VERSION="$(V)" $(TOP)/scripts/mail.sh
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/initramfs

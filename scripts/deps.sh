@@ -1,11 +1,19 @@
 #!/bin/bash
 # Install the Debian packages the build, tests and benchmarks need, if any
 # are missing.  Needs root (or sudo) only when something is missing.
+# usage: scripts/deps.sh [PACKAGE ...]
+# Without arguments: what make needs.  With arguments: those packages
+# instead (make mail/send/mail-selftest ask for git-email and b4 this way,
+# so that make and make check do not need them).
 set -euo pipefail
-pkgs=(build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
-      git quilt ccache python3 perl kmod sparse
-      qemu-system-x86 busybox-static fio bash gnuplot-nox
-      e2fsprogs mount util-linux)
+if [ $# -gt 0 ]; then
+	pkgs=("$@")
+else
+	pkgs=(build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
+	      git quilt ccache python3 perl kmod sparse
+	      qemu-system-x86 busybox-static fio bash gnuplot-nox
+	      e2fsprogs mount util-linux)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
