@@ -52,7 +52,7 @@ export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
 	bisect-build checkpatch sparse check check-full test test-inject test-inject-build test-base test-debug \
-	variants initramfs bisect-test bench bisect-bench insn-profile mail clean distclean help
+	variants initramfs bisect-test bench bisect-bench insn-profile mail send clean distclean help
 
 all: deps base apply kernel
 	@echo "bzImage: $(KERNEL)"
@@ -135,6 +135,9 @@ insn-profile: deps base
 
 mail: base
 	@MAIL_VERSION="$(V)" $(TOP)/scripts/mail.sh
+
+send:
+	@SEND="$(SEND)" $(TOP)/scripts/send.sh
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/initramfs
