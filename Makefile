@@ -52,7 +52,7 @@ export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
 	bisect-build checkpatch sparse check check-full test test-inject test-inject-build test-base test-debug \
-	variants initramfs bisect-test bench bisect-bench insn-profile mail send clean distclean help
+	variants initramfs bisect-test bench bisect-bench insn-profile mail send mail-selftest clean distclean help
 
 all: deps base apply kernel
 	@echo "bzImage: $(KERNEL)"
@@ -119,7 +119,12 @@ test-debug: apply initramfs
 check: deps base
 	@$(TOP)/scripts/check.sh
 
-check-full: check sparse test-base test-inject test-inject-build
+check-full: check sparse test-base test-inject test-inject-build mail-selftest
+
+# Host-side, no VM, a few minutes: make mail, make send --dry-run, b4 am.
+mail-selftest: base
+	@$(TOP)/scripts/deps.sh git-email b4
+	@$(TOP)/tests/run-host.sh $(TOP)/tests/host-full/mail-selftest.sh
 
 bisect-test: base
 	@$(TOP)/scripts/bisect-test.sh

@@ -107,8 +107,13 @@ for p in "${patches[@]}"; do
 	# Number the subject, add the headers at the end of the header block,
 	# add the sender's Signed-off-by before "---" if it is not there yet,
 	# and drop the base-commit: trailer (the cover letter carries it).
+	# From: and Subject: are unfolded (b4 0.12 fails on a folded one;
+	# git send-email folds them again).
 	awk -v sob="$sob" -v hdr="$hdr" -v tag="[$prefix $(printf "%0${w}d/%0${w}d" "$i" "$n")]" '
+		!body && h != "" && /^[ \t]/ { sub(/^[ \t]+/, " "); h = h $0; next }
+		!body && h != "" { print h; h = "" }
 		!body && /^Subject: / { sub(/^Subject: (\[[^]]*\] )?/, "Subject: " tag " ") }
+		!body && /^(From|Subject): / { h = $0; next }
 		!body && /^$/ { print hdr; body = 1 }
 		body && /^Signed-off-by: / { if ($0 == sob) have = 1 }
 		body && /^---$/ && !sep { if (!have) print sob; sep = 1 }

@@ -41,7 +41,11 @@ addrs() {
 }
 # What the dry run sent each mail to, one line per mail in order:
 # the RCPT TO addresses, sorted, space-separated.
+# An SMTP server logs RCPT TO: lines, a sendmail program (sendemail.smtpServer
+# a path: msmtp, sendmail) one "Sendmail: PROGRAM [-OPTION...] ADDRESS..." line.
 mapfile -t sent < <(awk '/^RCPT TO:/ { sub(/^RCPT TO:</, ""); sub(/>$/, ""); s = s " " $0 }
+	/^Sendmail: / { for (i = 3; i <= NF; i++) { if ($i == "-f") { i++; continue }
+		if ($i !~ /^-/) s = s " " $i } }
 	/^Result: / { print s; s = "" }' "$log" |
 	while read -r line; do tr ' ' '\n' <<< "$line" | sed '/^$/d' | sort -u | paste -sd' ' -; done)
 [ ${#sent[@]} -eq ${#mails[@]} ] ||
