@@ -52,7 +52,7 @@ export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
 	bisect-build checkpatch sparse check check-full test test-inject test-inject-build test-base test-debug \
-	variants initramfs bisect-test bench bisect-bench insn-profile mail send mail-selftest clean distclean help
+	variants initramfs bisect-test bench bisect-bench insn-profile mail send mail-selftest rebase-check clean distclean help
 
 all: deps base apply kernel
 	@echo "bzImage: $(KERNEL)"
@@ -143,6 +143,9 @@ mail: base
 
 send:
 	@SEND="$(SEND)" $(TOP)/scripts/send.sh
+
+rebase-check: base
+	@TO="$(TO)" REBASE_SRC="$(REBASE_SRC)" REBASE_BUILD="$(REBASE_BUILD)" $(TOP)/scripts/rebase-check.sh
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/initramfs
