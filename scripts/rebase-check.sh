@@ -181,7 +181,7 @@ while read -r p; do
 	else
 		git -C "$tree" am --abort >/dev/null 2>&1 || true
 		r=conflict
-		detail=$(git -C "$tree" apply --check "$f" 2>&1 | sed -n 's/^error: patch failed: //p' | paste -sd' ' -)
+		detail=$(git -C "$tree" apply --check "$f" 2>&1 | sed -n 's/^error: patch failed: //p' | paste -sd' ' - || true)
 		conflicts=$((conflicts + 1))
 	fi
 	[ "$r" = upstream ] || [ "$r" = conflict ] || kept+=("$p")
