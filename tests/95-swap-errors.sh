@@ -20,6 +20,8 @@
 #     so fail_make_request has no injection point; reported, not failed);
 #   - swapoff then succeeds with injection off, within 120 s, and the
 #     kernel printed no report (the runner checks the console log).
+# A last subtest resets the zram device while it backs active swap with
+# pages out: the reset must fail (EBUSY) and the swapping process verify.
 # Pages that stayed unreadable are reported: on a synchronous device the
 # swap cache is skipped and the next fault reads the slot again, so the
 # count should be 0; on loop a failed read can leave a !Uptodate page in
@@ -29,6 +31,8 @@
 # Injection (make test-inject):
 #   swaperr-corrupt  one byte of one page flipped in memory before the
 #                    final verify (brd): the verify must catch it.
+#   swaperr-reset    the zram reset only after the run and its swapoff:
+#                    the reset succeeds, which the last subtest must report.
 . /tests/lib/common.sh
 SET_MB=${SET_MB:-96}
 MAX_MB=$((SET_MB / 3))
@@ -40,7 +44,7 @@ T=/sys/kernel/tracing
 F=/sys/kernel/debug/fail_make_request
 
 devs=("zram:$(zram_setup 256M lzo)" "brd:$(brd_dev 0)" "pmem:$(pmem_dev 0)" "btt:$(btt_setup 1 4096)" "loop:$(loop_setup 160)")
-ktap_plan ${#devs[@]}
+ktap_plan $(( ${#devs[@]} + 1 ))
 cg=$(memcg_setup swaperr "${MAX_MB}M")
 SUM_INJ=0 SUM_PAGES=0 SUM_BAD=0 SUM_HANG=0 SUM_BUS=0 SUM_LOST=0 SUM_REP=0
 
@@ -125,9 +129,58 @@ for d in "${devs[@]}"; do
 		ktap_ok "$what: $ver page checks, 0 mismatches, $inj failures injected$note, SIGBUS $bus, $lost unreadable"
 	fi
 done
+# Last: a reset of the zram device that backs active swap must be refused
+# (EBUSY) while pages are out, and the swapping process must not notice.
+zdev=${devs[0]#*:}
+what="zram: reset refused while it backs active swap"
+if [ ! -b "$zdev" ] || ! swap_on "$zdev"; then
+	ktap_fail "$what: no swap on $zdev"
+else
+	out_f=/tmp/swaperr-reset.out
+	run_in_cg "$cg" swapverify -s "$SET_MB" -n "$OPS" -w 30 -S 99 > $out_f 2>&1 &
+	sv=$!
+	p0=$(vmstat pswpout)
+	for _ in $(seq 300); do
+		[ $(( $(vmstat pswpout) - p0 )) -ge "$MIN_SWAP" ] && break
+		kill -0 $sv 2>/dev/null || break
+		sleep 0.1
+	done
+	used=$(awk -v d="$zdev" '$1 == d { print $4 }' /proc/swaps)
+	# swaperr-reset: the reset comes after the run and the swapoff, so
+	# it must succeed (a swapoff under the run would OOM it instead)
+	if injecting swaperr-reset; then
+		wait $sv
+		swapoff "$zdev"
+	fi
+	# shellcheck disable=SC2320	# the status of the write is the point
+	echo 1 > "/sys/block/$(basename "$zdev")/reset" 2> /tmp/swaperr-reset.err
+	rrc=$?
+	wait $sv
+	rc=$?
+	src=0
+	if ! injecting swaperr-reset; then
+		within 120 swoff "$zdev"
+		src=$?
+	fi
+	[ $src -eq 124 ] && SUM_HANG=$((SUM_HANG + 1))
+	out=$(cat $out_f)
+	bad=$(sed -n 's/^mismatches=//p' <<< "$out") ver=$(sed -n 's/^pages_verified=//p' <<< "$out")
+	SUM_PAGES=$((SUM_PAGES + ${ver:-0})) SUM_BAD=$((SUM_BAD + ${bad:-0}))
+	diag "zram reset with ${used:-?} KiB of swap in use: rc $rrc ($(cat /tmp/swaperr-reset.err)); swapverify rc $rc, $ver page checks, $bad mismatches"
+	if [ "$rrc" -eq 0 ]; then
+		ktap_fail "$what: the reset succeeded with ${used:-?} KiB of swap on it"
+	elif [ "$rc" -ne 0 ]; then
+		ktap_fail "$what: swapverify failed (rc $rc, $bad mismatches)"
+	elif [ $src -ne 0 ]; then
+		ktap_fail "$what: swapoff failed or hung ($src)"
+	else
+		ktap_ok "$what: reset refused, $ver page checks, 0 mismatches"
+	fi
+fi
+
 if [ $PROBE = 1 ]; then
 	echo 0 > $T/events/swaperr/sfb/enable
 	echo '-:swaperr/sfb' >> $T/kprobe_events
 fi
-diag "summary: ${#devs[@]} tests, $SUM_INJ faults injected, $SUM_PAGES pages verified, $SUM_BAD mismatches, $SUM_BUS SIGBUS, $SUM_LOST pages unreadable, $SUM_REP kernel reports, $SUM_HANG hangs"
+diag "summary: $KTAP_N tests, $SUM_INJ faults injected, $SUM_PAGES pages verified, $SUM_BAD mismatches, $SUM_BUS SIGBUS, $SUM_LOST pages unreadable, $SUM_REP kernel reports, $SUM_HANG hangs"
 ktap_done

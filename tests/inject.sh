@@ -47,6 +47,7 @@ cases=(
 	"pmemmq-lost-write|90-pmem-mq.sh|^mq flush/FUA||"
 	"pmemmq-sysfs-valid|90-pmem-mq.sh|^sysfs: bad writes||"
 	"swaperr-corrupt|95-swap-errors.sh|^brd: swap under||"
+	"swaperr-reset|95-swap-errors.sh|^zram: reset refused||"
 	"runner-noplan|60-bio-wait.sh||printed no plan||"
 	"runner-plan|60-bio-wait.sh||planned 7 results, printed 6||"
 	"runner-report|60-bio-wait.sh||kernel report in the console log||"
