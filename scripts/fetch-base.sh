@@ -42,32 +42,11 @@ fi
 
 tarball="${BASE_TARBALL:-$dl/$tarname}"
 if [ -z "${BASE_TARBALL:-}" ] && [ ! -f "$tarball" ]; then
-	# Private apt configuration derived from the machine's own sources:
-	# same URIs and suites, with deb-src instead of deb.  No system file
-	# is modified.
+	# Private apt configuration derived from the machine's own sources
+	# (deb-src instead of deb); no system file is modified.
 	apt="$BUILD/apt"
-	mkdir -p "$apt/sources.list.d" "$apt/lists/partial" "$apt/cache/archives/partial"
-	found=0
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk 'BEGIN{RS=""; ORS="\n\n"} /Types:[^\n]*deb/ && !/Enabled: *no/ {
-			gsub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f" \
-			> "$apt/sources.list.d/$(basename "$f")"
-		[ -s "$apt/sources.list.d/$(basename "$f")" ] && found=1
-	done
-	if [ -f /etc/apt/sources.list ]; then
-		grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
-			> "$apt/sources.list.d/from-sources.list" || true
-		[ -s "$apt/sources.list.d/from-sources.list" ] && found=1
-	fi
-	[ "$found" = 1 ] || die "no apt sources on this machine; give BASE_TARBALL=/path/to/$tarname or KSRC=/path/to/linux.git"
-	cat > "$apt/apt.conf" <<CONF
-Dir::Etc::SourceList "/dev/null";
-Dir::Etc::SourceParts "$apt/sources.list.d";
-Dir::State::Lists "$apt/lists";
-Dir::Cache "$apt/cache";
-APT::Sandbox::User "root";
-CONF
+	"$(dirname "$0")/deb-src-apt.sh" "$apt" ||
+		die "no apt sources on this machine; give BASE_TARBALL=/path/to/$tarname or KSRC=/path/to/linux.git"
 	export APT_CONFIG="$apt/apt.conf"
 	echo "fetch-base: apt-get update (private configuration in $apt)"
 	apt-get -q update >"$apt/update.log" 2>&1 || { cat "$apt/update.log" >&2; die "apt-get update failed"; }

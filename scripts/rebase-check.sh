@@ -45,23 +45,8 @@ case $src_kind in ''|orig|linux-source) ;; *) die "REBASE_SRC=$src_kind: orig or
 # The private apt configuration with deb-src entries (as make base makes it).
 apt=$BUILD/apt
 if [ ! -f "$apt/apt.conf" ]; then
-	mkdir -p "$apt/sources.list.d" "$apt/lists/partial" "$apt/cache/archives/partial"
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk 'BEGIN{RS=""; ORS="\n\n"} /Types:[^\n]*deb/ && !/Enabled: *no/ {
-			gsub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f" > "$apt/sources.list.d/$(basename "$f")"
-	done
-	if [ -f /etc/apt/sources.list ]; then
-		grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
-			> "$apt/sources.list.d/from-sources.list" || true
-	fi
-	cat > "$apt/apt.conf" <<CONF
-Dir::Etc::SourceList "/dev/null";
-Dir::Etc::SourceParts "$apt/sources.list.d";
-Dir::State::Lists "$apt/lists";
-Dir::Cache "$apt/cache";
-APT::Sandbox::User "root";
-CONF
+	"$TOP/scripts/deb-src-apt.sh" "$apt" ||
+		echo "rebase-check: warning: no apt sources on this machine to derive deb-src entries from"
 fi
 echo "rebase-check: apt-get update (deb-src, $apt)"
 APT_CONFIG=$apt/apt.conf apt-get -q update > "$apt/update.log" 2>&1 ||

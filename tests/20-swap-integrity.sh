@@ -34,18 +34,6 @@ cg=$(memcg_setup swaptest "${MAX_MB}M")
 
 thp_counters() { echo "$(vmstat thp_fault_alloc) $(vmstat thp_swpout) $(vmstat thp_swpout_fallback) $(vmstat thp_split_page)"; }
 
-fail_requests() {	# fail_requests DEV on|off: fail_make_request on DEV
-	local f=/sys/kernel/debug/fail_make_request
-	if [ "$2" = on ]; then
-		echo 0 > $f/verbose; echo 2 > $f/probability
-		echo 1 > $f/interval; echo -1 > $f/times
-		echo 1 > "/sys/block/$(basename "$1")/make-it-fail"
-	else
-		echo 0 > "/sys/block/$(basename "$1")/make-it-fail"
-		echo 0 > $f/probability
-	fi
-}
-
 swap_case() {
 	local name=$1 dev=$2 flags=$3 what=$4 out rc pin pout cgroup=$cg thp0 thp1
 	if [ ! -b "$dev" ]; then

@@ -64,21 +64,12 @@ injected() {
 	echo "${n:-0}"
 }
 
-fail_on() {	# fail_on DEV: fail FAIL_PCT% of DEV's bios
-	echo 0 > $F/verbose; echo "$FAIL_PCT" > $F/probability
-	echo 1 > $F/interval; echo -1 > $F/times
-	echo 1 > "/sys/block/$(basename "$1")/make-it-fail"
-}
-fail_off() {
-	echo 0 > "/sys/block/$(basename "$1")/make-it-fail"
-	echo 0 > $F/probability
-}
-
 # Swap on this device bypasses bios when the kernel still has ->rw_page
 # (bdev_read_page() goes with it, patch "block: remove ->rw_page").
 rw_page_dev() { [ "$1" != loop ] && grep -q ' bdev_read_page$' /proc/kallsyms; }
 reports() { dmesg | grep -cE 'BUG:|WARNING:|Oops|KASAN:|general protection|Call Trace:'; }
 swoff() { swapoff "$1"; }
+kv() { sed -n "s/^$1=//p" <<< "$out"; }	# a key=value of swapverify's $out
 
 for d in "${devs[@]}"; do
 	name=${d%%:*} dev=${d#*:} what="$name: swap under ${FAIL_PCT}% failed bios"
@@ -89,11 +80,11 @@ for d in "${devs[@]}"; do
 	[ $PROBE = 1 ] && echo > $T/trace
 	rep0=$(reports)
 	rerr0=$(dmesg | grep -c 'Read-error on swap-device') werr0=$(dmesg | grep -c 'Write-error on swap-device')
-	[ -d $F ] && fail_on "$dev"
+	[ -d $F ] && fail_requests "$dev" on "$FAIL_PCT"
 	# shellcheck disable=SC2086
 	out=$(run_in_cg "$cg" swapverify -s "$SET_MB" -n "$OPS" -w 30 -B "$RETRIES" -S "$KTAP_N" $flags 2>&1)
 	rc=$?
-	[ -d $F ] && fail_off "$dev"
+	[ -d $F ] && fail_requests "$dev" off
 	inj=$(injected)
 	within 120 swoff "$dev"
 	src=$?
@@ -101,7 +92,6 @@ for d in "${devs[@]}"; do
 	rerr=$(( $(dmesg | grep -c 'Read-error on swap-device') - rerr0 ))
 	werr=$(( $(dmesg | grep -c 'Write-error on swap-device') - werr0 ))
 	rep=$(( $(reports) - rep0 ))
-	kv() { sed -n "s/^$1=//p" <<< "$out"; }
 	pin=$(kv total_pswpin) pout=$(kv total_pswpout) bad=$(kv mismatches)
 	bus=$(kv sigbus) pbus=$(kv pages_sigbus) lost=$(kv pages_unreadable) ver=$(kv pages_verified)
 	diag "$name: $inj failures injected; $ver page checks, $bad mismatches; SIGBUS $bus (on $pbus pages), $lost pages unreadable after $RETRIES retries; pswpin $pin, pswpout $pout; kernel said Read-error $rerr, Write-error $werr (ratelimited)"
@@ -152,9 +142,12 @@ else
 		wait $sv
 		swapoff "$zdev"
 	fi
-	# shellcheck disable=SC2320	# the status of the write is the point
-	echo 1 > "/sys/block/$(basename "$zdev")/reset" 2> /tmp/swaperr-reset.err
-	rrc=$?
+	# the status of the write is the point
+	if echo 1 > "/sys/block/$(basename "$zdev")/reset" 2> /tmp/swaperr-reset.err; then
+		rrc=0
+	else
+		rrc=1
+	fi
 	wait $sv
 	rc=$?
 	src=0

@@ -143,6 +143,21 @@ run_in_cg() {
 	bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
 }
 
+# fail_requests DEV on [PCT] | DEV off: the kernel's fail_make_request
+# fails PCT% (default 2) of DEV's bios, quietly and with no limit, or
+# stops.
+fail_requests() {
+	local f=/sys/kernel/debug/fail_make_request
+	if [ "$2" = on ]; then
+		echo 0 > $f/verbose; echo "${3:-2}" > $f/probability
+		echo 1 > $f/interval; echo -1 > $f/times
+		echo 1 > "/sys/block/$(basename "$1")/make-it-fail"
+	else
+		echo 0 > "/sys/block/$(basename "$1")/make-it-fail"
+		echo 0 > $f/probability
+	fi
+}
+
 # swap_on DEV: mkswap and swapon DEV at high priority.
 swap_on() { mkswap "$1" >/dev/null && swapon -p 10 "$1"; }
 
