@@ -8,7 +8,10 @@
 #   fuzz            applies only with less context (git apply -C1)
 #   3-way           applies only as a 3-way merge (git am -3, with the
 #                   v6.1.4 blobs of the base tree)
-#   upstream        already there: the patch reverse-applies cleanly
+#   upstream        already there: the patch reverse-applies cleanly, or
+#                   the tree has what the patch's notes name in a line
+#                   "rebase-check: upstream-if FILE TEXT" (for a change
+#                   upstream made with other text or at another place)
 #   conflict        none of these
 #
 # and prints the table.  When no patch conflicts, the rebased series (the
@@ -153,7 +156,14 @@ while read -r p; do
 	f=$TOP/patches/$p
 	s=$(sed -n 's/^Subject: \(\[[^]]*\] \)\{0,1\}//p' "$f" | head -1)
 	detail=
-	if git -C "$tree" apply --check "$f" 2>/dev/null; then
+	# A patch whose change upstream made in other words says how to see
+	# it in its notes: "rebase-check: upstream-if FILE TEXT" (TEXT, a
+	# fixed string, present in FILE of the target tree).
+	mark=$(sed -n '/^---$/,/^diff --git /s/^    rebase-check: upstream-if //p' "$f" | head -1)
+	if [ -n "$mark" ] && grep -qF -- "${mark#* }" "$tree/${mark%% *}" 2>/dev/null; then
+		r=upstream
+		detail="${mark%% *} has \"${mark#* }\""
+	elif git -C "$tree" apply --check "$f" 2>/dev/null; then
 		r=applies
 		git -C "$tree" am -q --keep-cr "$f"
 	elif git -C "$tree" apply --check -R "$f" 2>/dev/null; then
