@@ -12,6 +12,8 @@
 #                   the tree has what the patch's notes name in a line
 #                   "rebase-check: upstream-if FILE TEXT" (for a change
 #                   upstream made with other text or at another place)
+#   ported          conflicts, but ports/6.1.N/ of this repository has the
+#                   patch resolved for that version, and it applies
 #   conflict        none of these
 #
 # and prints the table.  When no patch conflicts, the rebased series (the
@@ -173,6 +175,11 @@ while read -r p; do
 		git -C "$tree" am -q --keep-cr -C1 "$f"
 	elif git -C "$tree" am -q --keep-cr -3 "$f" >/dev/null 2>&1; then
 		r=3-way
+	elif [ -f "$TOP/ports/$upver/$p" ] &&
+	     { git -C "$tree" am --abort >/dev/null 2>&1 || true; } &&
+	     git -C "$tree" am -q --keep-cr -3 "$TOP/ports/$upver/$p" >/dev/null 2>&1; then
+		r=ported
+		detail="ports/$upver/$p"
 	else
 		git -C "$tree" am --abort >/dev/null 2>&1 || true
 		r=conflict
@@ -184,7 +191,7 @@ while read -r p; do
 	printf '%-4s %-60.60s %s\n' "$(printf '%02d' "$k")" "$s" "$r${detail:+ ($detail)}"
 done < <("$TOP/scripts/series-list.sh")
 summary=
-for r in applies fuzz 3-way upstream conflict; do summary+="${summary:+, }${res[$r]:-0} $r"; done
+for r in applies fuzz 3-way ported upstream conflict; do summary+="${summary:+, }${res[$r]:-0} $r"; done
 echo "rebase-check: $upver: $summary"
 
 if [ "$conflicts" -gt 0 ]; then
