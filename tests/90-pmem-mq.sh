@@ -1,7 +1,7 @@
 #!/bin/bash
 # vm: mem=2048 timeout=900
 # pmem's blk-mq mode and its dmaengine DMA_MEMCPY offload (part 3,
-# patches 26-29), on the first legacy (memmap=) pmem region of the
+# patches 31-34), on the first legacy (memmap=) pmem region of the
 # runner's default command line (scripts/qemu-run.sh gives every test
 # memmap=128M!1536M and memmap=128M!1792M, so no vm-append is needed),
 # with the test-only software provider swdma (tests/modules/swdma.c).
@@ -97,6 +97,15 @@
 #     provider or channel makes "echo 1 > pmem/dma" fail with ENODEV and
 #     leaves dma 0; "swdma" (its driver name) takes one of swdma's
 #     channels; the exact name of swdma's second channel takes that one.
+# 11. known bad blocks: the disk's badblocks list (/sys/block/<disk>/
+#     badblocks, which pmem's is) gets 8 sectors at 2 MiB.  In bio mode,
+#     then in mq mode with swdma and DMA for every request (threshold
+#     4 KiB), an O_DIRECT read of those 4 KiB must fail with EIO (the
+#     CPU path's poison handling; a legacy memmap= region has no poison
+#     to clear, so the error stays), leave dma_requests unchanged (the
+#     gate keeps known bad ranges off the engine) and count no fallback;
+#     a 64 KiB read at 8 MiB must succeed, in mq mode on the engine.  A
+#     rebind empties the list (the namespace has no bad ranges).
 # Without /tests/modules/swdma.ko subtests 3-6 and 10 skip and 7 copies with the
 # CPU; without CONFIG_BLK_DEV_PMEM_DMA (no pmem/ group) 3-6 and 9 skip and
 # 8 checks nd_pmem.mode only.  The last line is a summary: faults injected
@@ -114,7 +123,9 @@
 #   pmemmq-lost-write       4 KiB of subtest 7's O_SYNC range overwritten
 #                           before the rebind: its verify must fail;
 #   pmemmq-sysfs-valid      subtest 8 expects EINVAL for a valid threshold
-#                           (8): the accepted write must fail it.
+#                           (8): the accepted write must fail it;
+#   pmemmq-no-badblocks     subtest 11 does not add the bad blocks: the
+#                           reads over them succeed, which must fail it.
 . /tests/lib/common.sh
 KO=/tests/modules/swdma.ko
 SW=/sys/module/swdma/parameters
@@ -134,6 +145,7 @@ DESC=(
 	"sysfs: bad writes to pmem/dma, dma_threshold_kb, the read-only counters and nd_pmem.mode fail and change nothing"
 	"sysfs: dma 1 with no DMA provider at all fails with a user-space errno (ENODEV), dma stays 0"
 	"nd_pmem.dma_engine: a channel chosen by provider and by channel name, a name that matches none gives ENODEV"
+	"known bad blocks: a read over one fails with EIO in bio mode and in mq mode with DMA for every request, never on the engine; a read beside it succeeds"
 )
 ktap_plan ${#DESC[@]}
 
@@ -789,6 +801,68 @@ else
 	sw_unload || { rc=1; diag "rmmod swdma failed"; }
 	ktap_result $rc "${DESC[9]}"
 fi
+
+# =========================================================================
+# 11: known bad blocks.
+BB_SECTOR=4096 BB_LEN=8
+# bb_read OFFSET BYTES: one O_DIRECT read with fio, output in /tmp/bb.out.
+bb_read() {
+	fio --name=bb --filename="$DEV" --direct=1 --ioengine=psync --rw=read \
+		--bs="$2" --size="$2" --offset="$1" > /tmp/bb.out 2>&1
+}
+# bb_case LABEL ENGINE: add the bad range to the disk's list, read over it
+# and beside it; ENGINE 1 when the read beside it must be on the engine.
+bb_case() {
+	local label=$1 engine=$2 rc=0
+	if ! injecting pmemmq-no-badblocks; then
+		echo "$BB_SECTOR $BB_LEN" > "/sys/block/$DISK/badblocks" ||
+			{ diag "$label: cannot write $DISK's badblocks"; return 1; }
+	fi
+	diag "$label: badblocks: $(tr '\n' ' ' < "/sys/block/$DISK/badblocks")"
+	snap C0
+	if bb_read $((BB_SECTOR * 512)) 4096; then
+		rc=1
+		diag "$label: the read over the bad blocks succeeded"
+	elif ! grep -q "Input/output error" /tmp/bb.out; then
+		rc=1
+		diag "$label: the read over the bad blocks failed, but not with EIO: $(grep -i error /tmp/bb.out | head -1)"
+	fi
+	snap C1
+	[ "$(d dreq)" -eq 0 ] || { rc=1; diag "$label: $(d dreq) requests over the bad blocks went to the engine"; }
+	[ "$(d dfb)" -eq 0 ] || { rc=1; diag "$label: $(d dfb) fallbacks over the bad blocks"; }
+	snap C0
+	bb_read $((8 << 20)) 65536 || { rc=1; diag "$label: the read beside the bad blocks failed: $(grep -i error /tmp/bb.out | head -1)"; }
+	snap C1
+	if [ "$engine" = 1 ] && [ "$(d dreq)" -lt 1 ]; then
+		rc=1
+		diag "$label: the read beside the bad blocks did not go to the engine"
+	fi
+	diag "$label: read over the bad blocks refused with EIO, dma_requests +$(d dreq) for the read beside them"
+	return $rc
+}
+rc=0
+fb_account
+if rebind bio; then
+	bb_case bio 0 || rc=1
+else
+	rc=1
+fi
+if rebind mq; then
+	if [ $DMAG = 1 ] && [ -f $KO ]; then
+		sw_load || rc=1
+		dma_on || rc=1
+		bb_case "mq, DMA for every request" 1 || rc=1
+		echo 0 > "$PM/dma"
+		fb_account
+		sw_unload || { rc=1; diag "rmmod swdma failed"; }
+	else
+		bb_case "mq, CPU" 0 || rc=1
+	fi
+	rebind || rc=1
+else
+	rc=1
+fi
+ktap_result $rc "${DESC[10]}"
 
 fb_account
 [ -d /sys/module/swdma ] && sw_account

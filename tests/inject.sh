@@ -46,6 +46,7 @@ cases=(
 	"pmemmq-reorder-corrupt|90-pmem-mq.sh|^mq DMA with swdma reorder||"
 	"pmemmq-lost-write|90-pmem-mq.sh|^mq flush/FUA||"
 	"pmemmq-sysfs-valid|90-pmem-mq.sh|^sysfs: bad writes||"
+	"pmemmq-no-badblocks|90-pmem-mq.sh|^known bad blocks||"
 	"swaperr-corrupt|95-swap-errors.sh|^brd: swap under||"
 	"swaperr-reset|95-swap-errors.sh|^zram: reset refused||"
 	"runner-noplan|60-bio-wait.sh||printed no plan||"
