@@ -28,28 +28,40 @@ export KBUILD_BUILD_TIMESTAMP="2023-01-07"
 export KBUILD_BUILD_USER=syncio KBUILD_BUILD_HOST=qemu
 kmake() { make -s -C "$src" O="$obj" ARCH=x86_64 CC="$cc" -j"$JOBS" "$@"; }
 
-# Reconfigure when the fragment list or any fragment changed.
+# The options the fragments request: the last fragment that names an
+# option wins, as in merge_config.sh.
+declare -A req=()
+for f in "${frags[@]}"; do
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*) req[${line%%=*}]=$line ;;
+		"# CONFIG_"*" is not set") o=${line#\# }; o=${o%% *}; req[$o]="# $o is not set" ;;
+		esac
+	done < "$f"
+done
+# Those the tree defines: a fragment may name an option that only a later
+# patch of the series adds (CONFIG_BLK_DEV_PMEM_DMA), which an earlier
+# patch's tree or the base cannot have.  When a patch adds or removes one,
+# the configuration is redone, so that the option is set as requested from
+# the patch that adds it on, not left at its default by kbuild's syncconfig.
+keys=("${!req[@]}")
+syms=("${keys[@]#CONFIG_}")
+defined=$(IFS='|'; grep -rhoE "^(menu)?config (${syms[*]})\$" --include='Kconfig*' "$src" |
+	awk '{ print "CONFIG_" $2 }' | sort -u | tr '\n' ' ' || true)
+
+# Reconfigure when the fragment list, any fragment or the defined set changed.
 stamp="$obj/.fragments"
-want=$(for f in "${frags[@]}"; do echo "$f $(sha256sum < "$f")"; done)
+want=$(for f in "${frags[@]}"; do echo "$f $(sha256sum < "$f")"; done; echo "defined: $defined")
 if [ ! -f "$obj/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 	rm -f "$stamp"	# a failed reconfiguration must not look done
 	kmake tinyconfig >/dev/null
 	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}" >"$obj/merge.log" 2>&1) ||
 		{ cat "$obj/merge.log" >&2; die "merge_config.sh failed"; }
 	kmake olddefconfig >/dev/null
-	# Every requested option must survive olddefconfig: the last fragment
-	# that names an option wins, as in merge_config.sh.
-	declare -A req=()
-	for f in "${frags[@]}"; do
-		while IFS= read -r line; do
-			case "$line" in
-			CONFIG_*=*) req[${line%%=*}]=$line ;;
-			"# CONFIG_"*" is not set") o=${line#\# }; o=${o%% *}; req[$o]="# $o is not set" ;;
-			esac
-		done < "$f"
-	done
+	# Every requested option the tree defines must survive olddefconfig.
 	bad=()
 	for o in "${!req[@]}"; do
+		[[ " $defined" == *" $o "* ]] || continue
 		want_line=${req[$o]}
 		if [[ $want_line == "# "* ]]; then
 			grep -q "^$o=" "$obj/.config" && bad+=("$o: requested 'not set', got '$(grep "^$o=" "$obj/.config")'")

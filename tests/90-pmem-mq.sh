@@ -53,16 +53,20 @@
 #     busy rule's 8), 64k and 1M: fio verify passes, every request on the
 #     engine, no fallback, and swdma's reordered counter moved (else
 #     nothing was completed out of order);
-#  6. the provider unbound while fio writes (delay_us=200, libaio queue
-#     depth 4, once dma_requests has moved by 16), then the verify pass:
-#     the unbind must return within 30 s and each fio pass within 300 s
-#     (a hang), both passes verify with no error, the disk must have
-#     retired the channel by itself (dma 0, dma_channel "none", the ABI's
-#     "aborts a request"), at least one fallback, every swdma descriptor
-#     accounted for (submitted = completed + failed + aborted), a new
-#     fio verify must leave dma_requests and swdma's submitted unchanged
-#     (the CPU copies), then "echo 0 > pmem/dma" (releases the channel
-#     and waits for the retirement, per the ABI) and rmmod swdma must
+#  6. the provider unbound while fio writes: swdma loaded again with
+#     release=0 (no device_release, like ioatdma: dmaengine warns if a
+#     client still holds a channel when such a provider is unbound),
+#     delay_us=200, libaio queue depth 4, unbound once dma_requests has
+#     moved by 16; then the verify pass.  The unbind must return within
+#     30 s and each fio pass within 300 s (a hang), both passes verify
+#     with no error, the disk must have given the channel back before
+#     swdma's remove ran (dma 0, dma_channel "none", the kernel log says
+#     "its provider is being unbound", swdma aborted nothing: the
+#     requests on the channel drained while the provider still ran them;
+#     and no kernel report, which the runner checks), every swdma
+#     descriptor accounted for (submitted = completed + failed +
+#     aborted), a new fio verify must leave dma_requests and swdma's
+#     submitted unchanged (the CPU copies), then rmmod swdma must
 #     succeed within 30 s;
 #  7. flush/FUA (swdma loaded again, dma 1, threshold 4 KiB when
 #     available, else the CPU): 4 MiB of a fio crc32c pattern written
@@ -141,7 +145,7 @@ DESC=(
 	"mq DMA for every request (threshold 4 KiB): fio verify 4k/64k/1M, every request and byte copied by swdma"
 	"mq DMA with swdma fail_every: fio verify, failed requests redone by the CPU (dma_fallbacks), channel kept"
 	"mq DMA with swdma reorder=1 delay_us=100: fio verify, descriptors completed out of order"
-	"mq DMA, swdma unbound under fio: no hang, no error, channel retired, new I/O on the CPU, rmmod swdma"
+	"mq DMA, swdma (no device_release) unbound under fio: channel given back before its remove, no hang, no error, new I/O on the CPU, rmmod swdma"
 	"mq flush/FUA: O_DIRECT|O_SYNC and buffered+fsync writes, flushes reach the disk, data intact after a rebind"
 	"sysfs: bad writes to pmem/dma, dma_threshold_kb, the read-only counters and nd_pmem.mode fail and change nothing"
 	"sysfs: dma 1 with no DMA provider at all fails with a user-space errno (ENODEV), dma stays 0"
@@ -603,10 +607,13 @@ else
 	[ "$(d dfb)" -eq 0 ] || { rc=1; diag "$(d dfb) fallbacks with nothing injected"; }
 	ktap_result $rc "${DESC[4]}"
 
-	# 6: the provider unbound under fio.
+	# 6: the provider, without device_release, unbound under fio.
 	rc=0
-	[ "$(pmattr dma)" = 1 ] || dma_on || rc=1
-	echo 4 > "$PM/dma_threshold_kb"
+	echo 0 > "$PM/dma" || { rc=1; diag "echo 0 > $PM/dma failed"; }
+	sw_params_off
+	sw_unload || { rc=1; diag "rmmod swdma failed before subtest 6"; }
+	out=$(insmod $KO channels=2 release=0 2>&1) || { rc=1; diag "insmod swdma release=0: $out"; }
+	dma_on || rc=1
 	echo 200 > $SW/delay_us
 	snap C0
 	fio_opts write 64k 48M --ioengine=libaio --iodepth=4
@@ -654,8 +661,9 @@ else
 		diag "across the unbind: $(d ios) requests, dma_requests +$(d dreq), dma_fallbacks +$(d dfb); dma $(pmattr dma), channel $(pmattr dma_channel)"
 		[ "$(pmattr dma)" = 0 ] || { rc=1; diag "the disk still holds a channel after its provider was unbound under I/O"; }
 		[ "$(pmattr dma_channel)" = none ] || { rc=1; diag "dma_channel reads $(pmattr dma_channel)"; }
-		[ "$(d dfb)" -gt 0 ] || { rc=1; diag "no fallback across the unbind: the requests on the channel were not handed to the CPU"; }
-		# Once the channel is released: every descriptor accounted for.
+		dmesg | grep -q 'stopped using DMA channel .*(its provider is being unbound)' ||
+			{ rc=1; diag "no \"its provider is being unbound\" in the kernel log: the disk did not see the unbind coming"; }
+		[ "$(d aborted)" -eq 0 ] || { rc=1; diag "swdma aborted $(d aborted) descriptors: the disk still had requests on the channel when its provider's remove ran"; }
 		echo 0 > "$PM/dma" || { rc=1; diag "echo 0 > $PM/dma failed after the unbind"; }
 		sub=$(sw submitted) comp=$(sw completed) fij=$(sw failed_injected) fu=$(sw failed_unmappable) ab=$(sw aborted)
 		diag "swdma: submitted $sub, completed $comp, failed_injected $fij, failed_unmappable $fu, aborted $ab"

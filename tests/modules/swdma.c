@@ -17,6 +17,11 @@
  * stays valid until the last client has released its channels
  * (device_release); only then can the driver be bound again or the module
  * be removed (dmaengine holds a module reference per client channel).
+ * With release=0 the provider has no device_release, like ioatdma and most
+ * providers in 6.1: dmaengine then warns ("called while N clients hold a
+ * reference") if a client still holds a channel when the provider is
+ * unbound, which is what a client that does not watch for the unbind of
+ * its provider's device gets on such hardware.
  *
  * Each channel runs its copies in a work item queued on the next online
  * CPU after the one that called issue_pending (on that same CPU only when
@@ -39,6 +44,7 @@
  *
  * Parameters (in /sys/module/swdma/parameters; "rw": writable at run time):
  *   channels=N      channels, 1..8 (default 2), read at probe
+ *   release=0       no device_release (default 1), read at probe: above
  *   copy_align=N    dma_device copy_align, log2 of bytes, 0..8 (default 0,
  *                   any alignment); prep refuses a misaligned request
  *   fail_every=N    rw: every Nth descriptor run fails, nothing copied,
@@ -162,6 +168,10 @@ MODULE_PARM_DESC(delay_us, "sleep this many microseconds before each descriptor 
 
 module_param(reorder, bool, 0644);
 MODULE_PARM_DESC(reorder, "run the second issued descriptor of a channel before the first");
+
+static bool release = true;
+module_param(release, bool, 0444);
+MODULE_PARM_DESC(release, "implement device_release (default 1); 0 behaves like a provider without it");
 
 static int swdma_stat_get(char *buf, const struct kernel_param *kp)
 {
@@ -841,7 +851,8 @@ static int swdma_probe(struct platform_device *pdev)
 	dma->device_tx_status = swdma_tx_status;
 	dma->device_terminate_all = swdma_terminate_all;
 	dma->device_synchronize = swdma_synchronize;
-	dma->device_release = swdma_release;
+	if (release)
+		dma->device_release = swdma_release;
 
 	sd->nr_chans = channels;
 	for (i = 0; i < sd->nr_chans; i++) {
@@ -891,6 +902,9 @@ static int swdma_remove(struct platform_device *pdev)
 		queue_work(swdma_wq, &ch->work);
 	}
 	dma_async_device_unregister(&sd->dma);
+	/* without device_release, dmaengine is done with it now */
+	if (!sd->dma.device_release)
+		WRITE_ONCE(sd->in_core, false);
 	for (i = 0; i < sd->nr_chans; i++)
 		flush_work(&sd->chans[i].work);
 	dev_info(&pdev->dev, "unregistered; %s\n",
