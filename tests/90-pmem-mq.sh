@@ -615,6 +615,7 @@ else
 	out=$(insmod $KO channels=2 release=0 2>&1) || { rc=1; diag "insmod swdma release=0: $out"; }
 	dma_on || rc=1
 	echo 200 > $SW/delay_us
+	echo "90-pmem-mq: subtest 6 unbinds swdma" > /dev/kmsg
 	snap C0
 	fio_opts write 64k 48M --ioengine=libaio --iodepth=4
 	F_ERR=0 F_BAD=0
@@ -661,7 +662,7 @@ else
 		diag "across the unbind: $(d ios) requests, dma_requests +$(d dreq), dma_fallbacks +$(d dfb); dma $(pmattr dma), channel $(pmattr dma_channel)"
 		[ "$(pmattr dma)" = 0 ] || { rc=1; diag "the disk still holds a channel after its provider was unbound under I/O"; }
 		[ "$(pmattr dma_channel)" = none ] || { rc=1; diag "dma_channel reads $(pmattr dma_channel)"; }
-		dmesg | grep -q 'stopped using DMA channel .*(its provider is being unbound)' ||
+		dmesg | sed -n '/90-pmem-mq: subtest 6 unbinds swdma/,$p' | grep -q 'stopped using DMA channel .*(its provider is being unbound)' ||
 			{ rc=1; diag "no \"its provider is being unbound\" in the kernel log: the disk did not see the unbind coming"; }
 		[ "$(d aborted)" -eq 0 ] || { rc=1; diag "swdma aborted $(d aborted) descriptors: the disk still had requests on the channel when its provider's remove ran"; }
 		echo 0 > "$PM/dma" || { rc=1; diag "echo 0 > $PM/dma failed after the unbind"; }

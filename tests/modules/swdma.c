@@ -889,6 +889,7 @@ static int swdma_remove(struct platform_device *pdev)
 {
 	struct swdma_dev *sd = platform_get_drvdata(pdev);
 	unsigned int i;
+	bool held;
 
 	/* Everything submitted and not run yet completes as aborted. */
 	for (i = 0; i < sd->nr_chans; i++) {
@@ -901,9 +902,17 @@ static int swdma_remove(struct platform_device *pdev)
 		spin_unlock_irqrestore(&ch->lock, flags);
 		queue_work(swdma_wq, &ch->work);
 	}
+	/*
+	 * Without device_release, dmaengine is done with the registration
+	 * when this returns, unless a client still holds a channel (it
+	 * warns then): keep the registration, and refuse a new probe, until
+	 * the module goes, which that client's module reference prevents.
+	 */
+	held = false;
+	for (i = 0; i < sd->nr_chans; i++)
+		held |= sd->chans[i].chan.client_count > 0;
 	dma_async_device_unregister(&sd->dma);
-	/* without device_release, dmaengine is done with it now */
-	if (!sd->dma.device_release)
+	if (!sd->dma.device_release && !held)
 		WRITE_ONCE(sd->in_core, false);
 	for (i = 0; i < sd->nr_chans; i++)
 		flush_work(&sd->chans[i].work);
