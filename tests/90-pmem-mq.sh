@@ -54,7 +54,7 @@
 #     engine, no fallback, and swdma's reordered counter moved (else
 #     nothing was completed out of order);
 #  6. the provider unbound while fio writes: swdma loaded again with
-#     release=0 (no device_release, like ioatdma: dmaengine warns if a
+#     release=0 (no device_release, like ptdma: dmaengine warns if a
 #     client still holds a channel when such a provider is unbound),
 #     delay_us=200, libaio queue depth 4, unbound once dma_requests has
 #     moved by 16; then the verify pass.  The unbind must return within

@@ -17,7 +17,7 @@
  * stays valid until the last client has released its channels
  * (device_release); only then can the driver be bound again or the module
  * be removed (dmaengine holds a module reference per client channel).
- * With release=0 the provider has no device_release, like ioatdma and most
+ * With release=0 the provider has no device_release, like ptdma and most
  * providers in 6.1: dmaengine then warns ("called while N clients hold a
  * reference") if a client still holds a channel when the provider is
  * unbound, which is what a client that does not watch for the unbind of
