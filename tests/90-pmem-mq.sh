@@ -225,9 +225,10 @@ snap() {
 d() { echo $(( C1[$1] - C0[$1] )); }	# counter $1 from C0 to C1
 
 # swdma: load, unload; the faults it injected go to the summary.
+# sw_load [PARAM=VALUE...]: two channels, and the given parameters.
 sw_load() {
 	local out
-	out=$(insmod $KO channels=2 2>&1) || { diag "insmod swdma: $out"; return 1; }
+	out=$(insmod $KO channels=2 "$@" 2>&1) || { diag "insmod swdma $*: $out"; return 1; }
 }
 sw_account() {
 	local fij co ab
@@ -612,7 +613,7 @@ else
 	echo 0 > "$PM/dma" || { rc=1; diag "echo 0 > $PM/dma failed"; }
 	sw_params_off
 	sw_unload || { rc=1; diag "rmmod swdma failed before subtest 6"; }
-	out=$(insmod $KO channels=2 release=0 2>&1) || { rc=1; diag "insmod swdma release=0: $out"; }
+	sw_load release=0 || rc=1
 	dma_on || rc=1
 	echo 200 > $SW/delay_us
 	echo "90-pmem-mq: subtest 6 unbinds swdma" > /dev/kmsg
