@@ -111,8 +111,20 @@
 #     a 64 KiB read at 8 MiB must succeed, in mq mode on the engine.  A
 #     rebind empties the list (the namespace has no bad ranges).  On a
 #     kernel without part 3 it runs in bio mode only.
-# Without /tests/modules/swdma.ko subtests 3-6 and 10 skip and 7 copies with the
-# CPU; without CONFIG_BLK_DEV_PMEM_DMA (no pmem/ group) 3-6 and 9 skip and
+# 12. a namespace without struct pages: the DMA API maps memory through
+#     its struct pages, so pmem offers DMA only to a namespace that has
+#     them.  The test kernel has ZONE_DEVICE, with which a legacy memmap=
+#     namespace gets them even in raw mode (pmem_should_map_pages()), as
+#     every subtest above had; here the namespace's force_raw is set
+#     first, which leaves it without.  Bound in mq mode with swdma loaded,
+#     the disk must take no channel at probe (dma 0, and the kernel log,
+#     scoped by a /dev/kmsg marker, says it has no struct pages for DMA),
+#     "echo 1 > pmem/dma" must fail with EOPNOTSUPP and leave dma 0, and
+#     fio verify 64k and 1M with the threshold at 4 KiB must count no DMA
+#     request and leave swdma's submitted unchanged.  Skipped without
+#     swdma or the pmem/ group.
+# Without /tests/modules/swdma.ko subtests 3-6, 10 and 12 skip and 7 copies with the
+# CPU; without CONFIG_BLK_DEV_PMEM_DMA (no pmem/ group) 3-6, 9 and 12 skip and
 # 8 checks nd_pmem.mode only.  The last line is a summary: faults injected
 # into the engine, fallbacks taken, errors returned, data mismatches,
 # hangs.
@@ -130,7 +142,10 @@
 #   pmemmq-sysfs-valid      subtest 8 expects EINVAL for a valid threshold
 #                           (8): the accepted write must fail it;
 #   pmemmq-no-badblocks     subtest 11 does not add the bad blocks: the
-#                           reads over them succeed, which must fail it.
+#                           reads over them succeed, which must fail it;
+#   pmemmq-raw-pages        subtest 12 leaves force_raw unset: the
+#                           namespace keeps its struct pages and the disk
+#                           takes a channel, which must fail it.
 . /tests/lib/common.sh
 KO=/tests/modules/swdma.ko
 SW=/sys/module/swdma/parameters
@@ -151,6 +166,7 @@ DESC=(
 	"sysfs: dma 1 with no DMA provider at all fails with a user-space errno (ENODEV), dma stays 0"
 	"nd_pmem.dma_engine: a channel chosen by provider and by channel name, a name that matches none gives ENODEV"
 	"known bad blocks: a read over one fails with EIO in bio mode and in mq mode with DMA for every request, never on the engine; a read beside it succeeds"
+	"a namespace without struct pages (force_raw): no channel at probe, dma 1 fails with EOPNOTSUPP, fio verify on the CPU"
 )
 ktap_plan ${#DESC[@]}
 
@@ -466,6 +482,7 @@ if [ $HAVE_MODE = 0 ]; then
 	bb_case bio 0 || rc=1
 	rebind || rc=1
 	ktap_result $rc "${DESC[10]}"
+	ktap_skip "${DESC[11]}"
 	summary
 	ktap_done
 fi
@@ -882,6 +899,44 @@ else
 	rc=1
 fi
 ktap_result $rc "${DESC[10]}"
+
+# =========================================================================
+# 12: a namespace without struct pages takes no channel.
+rc=0
+RAW=/sys/bus/nd/devices/$NS/force_raw
+if [ $DMAG = 0 ] || [ ! -f $KO ] || [ ! -w "$RAW" ]; then
+	diag "no $PM, no $KO or no $RAW"
+	ktap_skip "${DESC[11]}"
+else
+	sw_load || rc=1
+	if ! injecting pmemmq-raw-pages; then
+		echo 1 > "$RAW" || { rc=1; diag "cannot set $RAW"; }
+	fi
+	echo "90-pmem-mq: subtest 12 binds $NS with force_raw" > /dev/kmsg
+	if rebind mq; then
+		dmesg | sed -n '/90-pmem-mq: subtest 12 binds/,$p' | grep -q "$DISK: no struct pages for DMA" ||
+			{ rc=1; diag "no \"$DISK: no struct pages for DMA\" in the kernel log after the bind"; }
+		[ "$(pmattr dma)" = 0 ] || { rc=1; diag "the disk took channel $(pmattr dma_channel) without struct pages"; }
+		res=$(try_write "$PM/dma" 1)
+		diag "dma <- 1 without struct pages: $res"
+		[ "$res" = "Operation not supported" ] ||
+			{ rc=1; diag "dma <- 1 without struct pages gave '$res', expected EOPNOTSUPP"; }
+		[ "$(pmattr dma)" = 0 ] || { rc=1; diag "dma reads $(pmattr dma) after the refused write"; }
+		echo 4 > "$PM/dma_threshold_kb"
+		snap C0
+		fio_case randwrite 64k 8M || rc=1
+		fio_case write 1M 16M || rc=1
+		snap C1
+		diag "without struct pages: $(d ios) requests, dma_requests +$(d dreq), swdma submitted +$(d submitted)"
+		[ "$(d dreq)" -eq 0 ] && [ "$(d submitted)" -eq 0 ] ||
+			{ rc=1; diag "requests went to the engine without struct pages"; }
+	else
+		rc=1
+	fi
+	echo 0 > "$RAW"
+	sw_unload || { rc=1; diag "rmmod swdma failed"; }
+	ktap_result $rc "${DESC[11]}"
+fi
 
 fb_account
 [ -d /sys/module/swdma ] && sw_account

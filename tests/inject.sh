@@ -47,6 +47,7 @@ cases=(
 	"pmemmq-lost-write|90-pmem-mq.sh|^mq flush/FUA||"
 	"pmemmq-sysfs-valid|90-pmem-mq.sh|^sysfs: bad writes||"
 	"pmemmq-no-badblocks|90-pmem-mq.sh|^known bad blocks||"
+	"pmemmq-raw-pages|90-pmem-mq.sh|^a namespace without struct pages||"
 	"swaperr-corrupt|95-swap-errors.sh|^brd: swap under||"
 	"swaperr-reset|95-swap-errors.sh|^zram: reset refused||"
 	"runner-noplan|60-bio-wait.sh||printed no plan||"
