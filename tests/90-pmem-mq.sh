@@ -123,6 +123,15 @@
 #     fio verify 64k and 1M with the threshold at 4 KiB must count no DMA
 #     request and leave swdma's submitted unchanged.  Skipped without
 #     swdma or the pmem/ group.
+# 13. an aborted descriptor (swdma abort_every=3: DMA_TRANS_ABORTED, what
+#     a provider's descriptors report when its channel is torn down under
+#     them), namespace bound again with its struct pages, threshold 4 KiB,
+#     64k random writes: the disk must retire the channel at once (the
+#     kernel log, scoped by a /dev/kmsg marker, says "a descriptor was
+#     aborted"; dma 0, dma_channel "none"), the request redone by the CPU
+#     (dma_fallbacks moved), no I/O error and the verify pass clean, and
+#     swdma's descriptors all accounted for; rmmod swdma then succeeds
+#     (the channel was released).  Skipped as 12 is.
 # Without /tests/modules/swdma.ko subtests 3-6, 10 and 12 skip and 7 copies with the
 # CPU; without CONFIG_BLK_DEV_PMEM_DMA (no pmem/ group) 3-6, 9 and 12 skip and
 # 8 checks nd_pmem.mode only.  The last line is a summary: faults injected
@@ -145,7 +154,10 @@
 #                           reads over them succeed, which must fail it;
 #   pmemmq-raw-pages        subtest 12 leaves force_raw unset: the
 #                           namespace keeps its struct pages and the disk
-#                           takes a channel, which must fail it.
+#                           takes a channel, which must fail it;
+#   pmemmq-abort-none       subtest 13 leaves abort_every at 0: nothing is
+#                           aborted and the channel stays, which must
+#                           fail it.
 . /tests/lib/common.sh
 KO=/tests/modules/swdma.ko
 SW=/sys/module/swdma/parameters
@@ -167,6 +179,7 @@ DESC=(
 	"nd_pmem.dma_engine: a channel chosen by provider and by channel name, a name that matches none gives ENODEV"
 	"known bad blocks: a read over one fails with EIO in bio mode and in mq mode with DMA for every request, never on the engine; a read beside it succeeds"
 	"a namespace without struct pages (force_raw): no channel at probe, dma 1 fails with EOPNOTSUPP, fio verify on the CPU"
+	"mq DMA with swdma abort_every: an aborted descriptor retires the channel, its request redone by the CPU, fio verify"
 )
 ktap_plan ${#DESC[@]}
 
@@ -248,7 +261,8 @@ sw_load() {
 }
 sw_account() {
 	local fij co ab
-	fij=$(sw failed_injected) co=$(sw corrupted) ab=$(sw aborted)
+	fij=$(sw failed_injected) co=$(sw corrupted)
+	ab=$(( $(sw aborted) + $(sw abort_injected) ))
 	SUM_FI=$((SUM_FI + fij)) SUM_COR=$((SUM_COR + co)) SUM_AB=$((SUM_AB + ab))
 	SUM_INJ=$((SUM_INJ + fij + co + ab))
 }
@@ -483,6 +497,7 @@ if [ $HAVE_MODE = 0 ]; then
 	rebind || rc=1
 	ktap_result $rc "${DESC[10]}"
 	ktap_skip "${DESC[11]}"
+	ktap_skip "${DESC[12]}"
 	summary
 	ktap_done
 fi
@@ -936,6 +951,36 @@ else
 	echo 0 > "$RAW"
 	sw_unload || { rc=1; diag "rmmod swdma failed"; }
 	ktap_result $rc "${DESC[11]}"
+fi
+
+# =========================================================================
+# 13: an aborted descriptor retires the channel.
+rc=0
+if [ $DMAG = 0 ] || [ ! -f $KO ]; then
+	diag "no $PM or no $KO"
+	ktap_skip "${DESC[12]}"
+else
+	fb_account
+	rebind mq || rc=1
+	sw_load || rc=1
+	dma_on || rc=1
+	echo "90-pmem-mq: subtest 13 aborts descriptors" > /dev/kmsg
+	injecting pmemmq-abort-none || echo 3 > $SW/abort_every
+	snap C0
+	fio_case randwrite 64k 8M || rc=1
+	snap C1
+	echo 0 > $SW/abort_every
+	diag "abort_every=3: $(d ios) requests, dma_requests +$(d dreq), dma_fallbacks +$(d dfb); swdma abort_injected $(sw abort_injected); dma $(pmattr dma), channel $(pmattr dma_channel)"
+	[ "$(sw abort_injected)" -ge 1 ] || { rc=1; diag "swdma aborted nothing: the channel was never used"; }
+	dmesg | sed -n '/90-pmem-mq: subtest 13 aborts/,$p' | grep -q 'stopped using DMA channel .*(a descriptor was aborted)' ||
+		{ rc=1; diag "no \"a descriptor was aborted\" in the kernel log: the channel was not retired"; }
+	[ "$(pmattr dma)" = 0 ] && [ "$(pmattr dma_channel)" = none ] ||
+		{ rc=1; diag "the disk still holds $(pmattr dma_channel) after an aborted descriptor"; }
+	[ "$(d dfb)" -ge 1 ] || { rc=1; diag "no fallback: the aborted request was not redone by the CPU"; }
+	sub=$(sw submitted) comp=$(sw completed) fij=$(sw failed_injected) abi=$(sw abort_injected) fu=$(sw failed_unmappable) ab=$(sw aborted)
+	[ "$sub" -eq $((comp + fij + abi + fu + ab)) ] || { rc=1; diag "swdma descriptors unaccounted for: $((sub - comp - fij - abi - fu - ab))"; }
+	sw_unload || { rc=1; diag "rmmod swdma failed: $(dmesg | grep swdma | tail -2)"; }
+	ktap_result $rc "${DESC[12]}"
 fi
 
 fb_account

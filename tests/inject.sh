@@ -48,6 +48,7 @@ cases=(
 	"pmemmq-sysfs-valid|90-pmem-mq.sh|^sysfs: bad writes||"
 	"pmemmq-no-badblocks|90-pmem-mq.sh|^known bad blocks||"
 	"pmemmq-raw-pages|90-pmem-mq.sh|^a namespace without struct pages||"
+	"pmemmq-abort-none|90-pmem-mq.sh|^mq DMA with swdma abort_every||"
 	"swaperr-corrupt|95-swap-errors.sh|^brd: swap under||"
 	"swaperr-reset|95-swap-errors.sh|^zram: reset refused||"
 	"runner-noplan|60-bio-wait.sh||printed no plan||"

@@ -49,6 +49,10 @@
  *                   any alignment); prep refuses a misaligned request
  *   fail_every=N    rw: every Nth descriptor run fails, nothing copied,
  *                   with DMA_TRANS_READ_FAILED (0, the default: off)
+ *   abort_every=N   rw: every Nth descriptor run completes with
+ *                   DMA_TRANS_ABORTED, nothing copied, as a provider's
+ *                   descriptors do when its channel is torn down under
+ *                   them (0, the default: off); counted in abort_injected
  *   corrupt_every=N rw: every Nth descriptor run copies, then flips one
  *                   byte of the destination and reports success: the
  *                   silent fault only a client's data check can catch
@@ -57,12 +61,13 @@
  *                   descriptor (default 0)
  *   reorder=1       rw: run and complete descriptors out of order (below)
  * Counters (read-only): submitted, completed (copied without error;
- * corrupted ones included), corrupted, failed_injected,
+ * corrupted ones included), corrupted, failed_injected, abort_injected,
  * failed_unmappable, aborted (never run: dropped by
  * terminate_all, or failed by an unbind), reordered (descriptors run ahead
  * of an earlier one), remote_cpu (descriptors run on another CPU than the
  * one that issued them), bytes_copied.  Once the channels are idle,
- * submitted == completed + failed_injected + failed_unmappable + aborted.
+ * submitted == completed + failed_injected + abort_injected +
+ * failed_unmappable + aborted.
  *
  * Order of completion and cookies: with reorder=1 the worker, when a
  * channel has two or more issued descriptors, runs the second before the
@@ -116,6 +121,7 @@
 static unsigned int channels = 2;
 static unsigned int copy_align;
 static unsigned int fail_every;
+static unsigned int abort_every;
 static unsigned int corrupt_every;
 static unsigned int delay_us;
 static bool reorder;
@@ -149,6 +155,9 @@ MODULE_PARM_DESC(copy_align, "copy alignment as log2 of bytes, 0..8 (default 0: 
 
 module_param(fail_every, uint, 0644);
 MODULE_PARM_DESC(fail_every, "fail every Nth descriptor run, copying nothing (0: off)");
+
+module_param(abort_every, uint, 0644);
+MODULE_PARM_DESC(abort_every, "complete every Nth descriptor run with DMA_TRANS_ABORTED, copying nothing (0: off)");
 
 module_param(corrupt_every, uint, 0644);
 MODULE_PARM_DESC(corrupt_every, "flip a byte of every Nth descriptor's copy, reporting success (0: off)");
@@ -204,6 +213,10 @@ static atomic64_t stat_failed_injected = ATOMIC64_INIT(0);
 module_param_cb(failed_injected, &swdma_stat_ops, &stat_failed_injected, 0444);
 MODULE_PARM_DESC(failed_injected, "descriptors failed by fail_every");
 
+static atomic64_t stat_abort_injected = ATOMIC64_INIT(0);
+module_param_cb(abort_injected, &swdma_stat_ops, &stat_abort_injected, 0444);
+MODULE_PARM_DESC(abort_injected, "descriptors aborted by abort_every");
+
 static atomic64_t stat_failed_unmappable = ATOMIC64_INIT(0);
 module_param_cb(failed_unmappable, &swdma_stat_ops, &stat_failed_unmappable, 0444);
 MODULE_PARM_DESC(failed_unmappable, "descriptors failed: a range neither System RAM nor pmem");
@@ -240,6 +253,7 @@ enum swdma_state {
 enum swdma_outcome {
 	SWDMA_COPIED,
 	SWDMA_INJECTED,
+	SWDMA_INJECTED_ABORT,
 	SWDMA_BAD_SRC,
 	SWDMA_BAD_DST,
 	SWDMA_ABORTED,
@@ -410,6 +424,7 @@ static void swdma_bad_range(struct swdma_chan *ch, const char *what,
 static enum swdma_outcome swdma_run(struct swdma_chan *ch, struct swdma_desc *d)
 {
 	unsigned int every = READ_ONCE(fail_every);
+	unsigned int abort = READ_ONCE(abort_every);
 	unsigned int corrupt = READ_ONCE(corrupt_every);
 	unsigned int delay = READ_ONCE(delay_us);
 	unsigned int run = atomic_inc_return(&swdma_runs);
@@ -420,6 +435,8 @@ static enum swdma_outcome swdma_run(struct swdma_chan *ch, struct swdma_desc *d)
 		fsleep(delay);
 	if (every && run % every == 0)
 		return SWDMA_INJECTED;
+	if (abort && run % abort == 0)
+		return SWDMA_INJECTED_ABORT;
 
 	src = swdma_map(ch, d->src, d->len, &src_remapped);
 	if (!src) {
@@ -455,6 +472,9 @@ static void swdma_account(struct swdma_desc *d, enum swdma_outcome out)
 	case SWDMA_INJECTED:
 		atomic64_inc(&stat_failed_injected);
 		break;
+	case SWDMA_INJECTED_ABORT:
+		atomic64_inc(&stat_abort_injected);
+		break;
 	case SWDMA_BAD_SRC:
 	case SWDMA_BAD_DST:
 		atomic64_inc(&stat_failed_unmappable);
@@ -477,6 +497,7 @@ static enum dmaengine_tx_result swdma_result(enum swdma_outcome out)
 		return DMA_TRANS_READ_FAILED;
 	case SWDMA_BAD_DST:
 		return DMA_TRANS_WRITE_FAILED;
+	case SWDMA_INJECTED_ABORT:
 	case SWDMA_ABORTED:
 		break;
 	}
