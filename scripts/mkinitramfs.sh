@@ -20,7 +20,7 @@ for c in "$tools_src"/*.c "$TOP"/benchmarks/tools/*.c; do
 	[ -f "$c" ] || continue
 	b=$tools_bin/$(basename "$c" .c)
 	if [ ! -x "$b" ] || [ "$c" -nt "$b" ]; then
-		gcc -O2 -Wall -Wextra -Werror -static -o "$b" "$c" -lm ||
+		gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$b" "$c" -lm ||
 			die "could not build $c"
 	fi
 done

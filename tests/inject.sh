@@ -51,6 +51,7 @@ cases=(
 	"pmemmq-abort-none|90-pmem-mq.sh|^mq DMA with swdma abort_every||"
 	"swaperr-corrupt|95-swap-errors.sh|^brd: swap under||"
 	"swaperr-reset|95-swap-errors.sh|^zram: reset refused||"
+	"stress-corrupt|96-swap-stress.sh|^brd \\+ btt||"
 	"runner-noplan|60-bio-wait.sh||printed no plan||"
 	"runner-plan|60-bio-wait.sh||planned 7 results, printed 6||"
 	"runner-report|60-bio-wait.sh||kernel report in the console log||"

@@ -49,16 +49,18 @@ for t in "${tests[@]}"; do
 	mem=$(sed -n 's/^# vm:.*mem=\([0-9]*\).*/\1/p' "$f" | head -1)
 	to=$(sed -n 's/^# vm:.*timeout=\([0-9]*\).*/\1/p' "$f" | head -1)
 	extra=$(sed -n 's/^# vm-append: //p' "$f" | head -1)
+	tsmp=$(sed -n 's/^# vm:.*smp=\([0-9]*\).*/\1/p' "$f" | head -1)
+	tsmp=${tsmp:-$smp}
 	mem=${mem:-2048}
 	to=$(( ${TEST_TIMEOUT:-${to:-600}} * scale ))
 	log=$logdir/${t%.sh}.log
 	ktap=$logdir/${t%.sh}.ktap
 	rm -f "$log" "$ktap"
-	echo "# ---- $t (kernel $kernel, ${mem}M, ${smp} vCPUs, timeout ${to}s)"
+	echo "# ---- $t (kernel $kernel, ${mem}M, ${tsmp} vCPUs, timeout ${to}s)"
 	start=$(date +%s)
 	# The test's output goes to a second serial port (syncio.ktap=ttyS1),
 	# apart from the kernel console: see tests/judge.py.
-	KTAP_LOG=$ktap "$TOP/scripts/qemu-run.sh" "$kernel" "$log" "$mem" "$to" "$t" \
+	KTAP_LOG=$ktap SMP=$tsmp "$TOP/scripts/qemu-run.sh" "$kernel" "$log" "$mem" "$to" "$t" \
 		"syncio.ktap=ttyS1 $extra ${TEST_CMDLINE:-}"
 	qrc=$?
 	secs=$(( $(date +%s) - start ))
