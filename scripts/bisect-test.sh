@@ -11,9 +11,11 @@
 set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
 # BISECT_TEST_DRY=1 only lists what each patch would run.
-# BISECT_FROM=N tests patches N.. only; BISECT_REUSE=1 boots the kernels a
-# SAVE_KERNELS=1 build left in build/kernels instead of building them.
+# BISECT_FROM=N tests patches N.. only, BISECT_TO=M patches ..M only;
+# BISECT_REUSE=1 boots the kernels a SAVE_KERNELS=1 build left in
+# build/kernels instead of building them.
 from=${BISECT_FROM:-1}
+to=${BISECT_TO:-9999}
 if [ "${BISECT_TEST_DRY:-0}" != 1 ] && [ "${BISECT_REUSE:-0}" = 1 ]; then
 	make --no-print-directory -C "$TOP" initramfs || exit 1
 elif [ "${BISECT_TEST_DRY:-0}" != 1 ]; then
@@ -29,7 +31,7 @@ fail=0 i=0
 while read -r p; do
 	i=$((i + 1))
 	k=$BUILD/kernels/$(printf %02d "$i")-${p%.patch}.bzImage
-	[ "$i" -ge "$from" ] || continue
+	[ "$i" -ge "$from" ] && [ "$i" -le "$to" ] || continue
 	if [ ! -f "$k" ] || [ "$k" -ot "$TOP/patches/$p" ]; then
 		echo "bisect-test: no kernel for patch $i newer than $p (make bisect-build SAVE_KERNELS=1)"
 		fail=$((fail + 1))

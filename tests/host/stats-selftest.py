@@ -29,6 +29,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(TOP, "benchmarks"))
 import stats  # noqa: E402
 import bisect_stats  # noqa: E402
+import ratio_within  # noqa: E402
 
 TRIALS = 2000
 TESTS = []
@@ -533,6 +534,25 @@ def cover_perf_reads_results():
         check(s in text, f"cover lacks {s!r}:\n{text}")
     check("old" not in text.split("-----------\n")[1].split("\n")[0], "old section kept")
     return ["timed, ICOUNT, generic (with a dropped round) and old-format results.json"]
+
+
+@test
+def ratio_within_interval():
+    """ratio_within: exact median interval covers at n=6, 8, 12; none below 6"""
+    out = []
+    for n in (6, 8, 12):
+        rnd = random.Random(100 + n)
+        cover = 0
+        for _ in range(2000):
+            # skewed per-boot ratios around a true median of 0.9
+            xs = [0.9 * math.exp(rnd.choice((-1, 1)) * rnd.expovariate(8)) for _ in range(n)]
+            lo, hi, _ = ratio_within.median_interval(xs)
+            cover += lo <= 0.9 <= hi
+        out.append(f"n={n}: coverage {cover / 20:.1f}%")
+        check(cover >= 1880, out[-1])
+    check(ratio_within.median_interval([1.0, 0.9, 1.1, 0.95, 1.05]) is None,
+          "5 boots gave a 95% interval")
+    return out
 
 
 def main():
