@@ -439,12 +439,16 @@ bb_read() {
 	fio --name=bb --filename="$DEV" --direct=1 --ioengine=psync --rw=read \
 		--bs="$2" --size="$2" --offset="$1" > /tmp/bb.out 2>&1
 }
-# bb_write OFFSET BYTES: one O_DIRECT write with fio, read back and
-# verified, output in /tmp/bb.out.
+# bb_write OFFSET BYTES [verify]: one O_DIRECT write with fio of
+# crc32c-verifiable data (with "verify": read it back and verify it
+# instead), output in /tmp/bb.out.
 bb_write() {
+	local v=--do_verify=0
+	[ "${3:-}" = verify ] && v='--do_verify=1 --verify_only=1'
+	# shellcheck disable=SC2086
 	fio --name=bb --filename="$DEV" --direct=1 --ioengine=psync --rw=write \
 		--bs="$2" --size="$2" --offset="$1" --verify=crc32c \
-		--do_verify=1 --verify_fatal=1 > /tmp/bb.out 2>&1
+		--verify_fatal=1 $v > /tmp/bb.out 2>&1
 }
 # bb_case LABEL ENGINE: add the bad range to the disk's list, read over it
 # and beside it, write over it; ENGINE 1 when the read beside it must be
@@ -470,18 +474,57 @@ bb_case() {
 	snap C0
 	bb_read $((8 << 20)) 65536 || { rc=1; diag "$label: the read beside the bad blocks failed: $(grep -i error /tmp/bb.out | head -1)"; }
 	snap C1
-	if [ "$engine" = 1 ] && [ "$(d dreq)" -lt 1 ]; then
+	local beside
+	beside=$(d dreq)
+	if [ "$engine" = 1 ] && [ "$beside" -lt 1 ]; then
 		rc=1
 		diag "$label: the read beside the bad blocks did not go to the engine"
 	fi
 	# 8 KiB from 4 KiB before the bad range: the write clears the poison
 	# (a legacy memmap= bus has nothing to clear and says so), so the
 	# range leaves the list and reads back what was written.  In mq mode
-	# ->queue_rq() cannot clear poison (it may sleep): it stops at the
-	# bad page and leaves the request to process context.
+	# ->queue_rq() may sleep only on a BLK_MQ_F_BLOCKING queue (blk-mq's
+	# debugfs hctx0/flags); without it ->queue_rq() must stop at the bad
+	# page and leave the request to process context, the disk's own
+	# workqueue (<disk>_mq), which the workqueue_queue_work event shows.
+	local ev=0 flags='' punts=0
+	case $label in
+	mq*)	flags=$(cat "/sys/kernel/debug/block/$DISK/hctx0/flags" 2>/dev/null)
+		if [ -n "$flags" ] && [ -w $T/events/workqueue/workqueue_queue_work/enable ]; then
+			echo > $T/trace
+			echo 1 > $T/events/workqueue/workqueue_queue_work/enable && ev=1
+		fi ;;
+	esac
+	snap C0
 	if ! bb_write $(((BB_SECTOR - 8) * 512)) 8192; then
 		rc=1
 		diag "$label: the write over the bad blocks failed: $(grep -i error /tmp/bb.out | head -1)"
+	fi
+	snap C1
+	if [ $ev = 1 ]; then
+		echo 0 > $T/events/workqueue/workqueue_queue_work/enable
+		punts=$(grep -c "function=pmem_cmd_work workqueue=${DISK}_mq" $T/trace)
+		echo > $T/trace
+		if [[ $flags == *BLOCKING* ]]; then
+			[ "$punts" -eq 0 ] || { rc=1; diag "$label: a BLK_MQ_F_BLOCKING queue punted $punts requests"; }
+		else
+			if [ "$punts" -lt 1 ]; then
+				rc=1
+				diag "$label: the write over poison was not left to ${DISK}_mq (hctx0 flags: $flags)"
+			fi
+			# a queue whose ->queue_rq() never sleeps takes REQ_NOWAIT
+			if ! grep -qw NOWAIT "/sys/kernel/debug/block/$DISK/state"; then
+				rc=1
+				diag "$label: no NOWAIT in the queue's state: $(cat "/sys/kernel/debug/block/$DISK/state")"
+			fi
+		fi
+		diag "$label: hctx0 $flags; $punts requests of the write over poison finished on ${DISK}_mq"
+	fi
+	[ "$(d dreq)" -eq 0 ] || { rc=1; diag "$label: $(d dreq) requests of the write over the bad blocks went to the engine"; }
+	[ "$(d dfb)" -eq 0 ] || { rc=1; diag "$label: $(d dfb) fallbacks in the write over the bad blocks"; }
+	if ! bb_write $(((BB_SECTOR - 8) * 512)) 8192 verify; then
+		rc=1
+		diag "$label: the range written over the bad blocks does not read back: $(grep -iE 'error|verify' /tmp/bb.out | head -1)"
 	fi
 	# (sysfs files have a size whatever they hold: read the list)
 	local left
@@ -490,7 +533,7 @@ bb_case() {
 		rc=1
 		diag "$label: bad blocks left after the write over them: $left"
 	fi
-	diag "$label: read over the bad blocks refused with EIO, dma_requests +$(d dreq) for the read beside them; a write over them cleared them and reads back"
+	diag "$label: read over the bad blocks refused with EIO, dma_requests +$beside for the read beside them; a write over them cleared them and reads back"
 	return $rc
 }
 
