@@ -53,6 +53,8 @@ cases=(
 	"swaperr-reset|95-swap-errors.sh|^zram: reset refused||"
 	"stress-threads-corrupt|96-swap-stress.sh|^brd: .*swapthreads rc=1,||"
 	"stress-corrupt|96-swap-stress.sh|^brd \\+ btt.*swapverify rc=1,||"
+	"throttle-stall|97-swap-throttle.sh|^reclaim for \"other\" does not stall||"
+	"throttle-corrupt|97-swap-throttle.sh|^zram swap, .*io.max on \"throttled\" on \(run 2\)||"
 	"runner-noplan|60-bio-wait.sh||printed no plan||"
 	"runner-plan|60-bio-wait.sh||planned 7 results, printed 6||"
 	"runner-report|60-bio-wait.sh||kernel report in the console log||"

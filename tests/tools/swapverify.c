@@ -237,7 +237,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: swapverify [-s MiB] [-n ops] [-w write%%] [-S seed] [-q]\n"
-		"                  [-o] [-H] [-Z] [-c page] [-D dev -C n]\n"
+		"                  [-o] [-H] [-Z] [-c page] [-D dev -C n] [-B n] [-P prefix]\n"
 		"  -s  working set size in MiB (default 64)\n"
 		"  -n  random operations after the fill (default 20000)\n"
 		"  -w  percentage of operations that rewrite a page (default 30)\n"
@@ -249,8 +249,33 @@ static void usage(void)
 		"  -C  after the fill, overwrite the swap slots of n swapped-out\n"
 		"      pages on swap device -D with BLKZEROOUT (tests swap-in)\n"
 		"  -B  retry an access that gets SIGBUS up to n times, then count\n"
-		"      the page unreadable and leave it out (swap I/O errors)\n");
+		"      the page unreadable and leave it out (swap I/O errors)\n"
+		"  -P  after the fill, create PREFIX.ready and wait for PREFIX.go\n"
+		"      to exist before the access phase (the fill timed apart)\n");
 	exit(2);
+}
+
+/*
+ * -P PREFIX: tell the caller that the fill is done (PREFIX.ready) and
+ * wait, touching nothing, until it says go (PREFIX.go exists), so that
+ * another process can put the filled set under memory pressure.
+ */
+static int pause_for(const char *prefix)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.ready", prefix);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		perror("swapverify: -P");
+		return -1;
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "%s.go", prefix);
+	while (access(path, F_OK))
+		usleep(100000);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -258,14 +283,14 @@ int main(int argc, char **argv)
 	size_t mib = 64, npages, ops = 20000, bad = 0, verified = 0;
 	unsigned int wpct = 30;
 	long corrupt = -1;
-	const char *slot_dev = NULL;
+	const char *slot_dev = NULL, *pause_prefix = NULL;
 	size_t slots = 0, slots_done = 0;
 	int seq = 0, pageout = 0, huge = 0, c;
 	struct snap s0, s1, s2, s3;
 	uint8_t *ver;
 	char *mem;
 
-	while ((c = getopt(argc, argv, "s:n:w:S:qoHZc:D:C:B:")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:w:S:qoHZc:D:C:B:P:")) != -1) {
 		switch (c) {
 		case 's': mib = strtoul(optarg, NULL, 0); break;
 		case 'n': ops = strtoul(optarg, NULL, 0); break;
@@ -279,6 +304,7 @@ int main(int argc, char **argv)
 		case 'D': slot_dev = optarg; break;
 		case 'C': slots = strtoul(optarg, NULL, 0); break;
 		case 'B': bus_retries = strtoul(optarg, NULL, 0); break;
+		case 'P': pause_prefix = optarg; break;
 		default: usage();
 		}
 	}
@@ -330,6 +356,8 @@ int main(int argc, char **argv)
 	if (slots)
 		slots_done = corrupt_slots(mem, npages, slot_dev, slots);
 	snap(&s1);
+	if (pause_prefix && pause_for(pause_prefix))
+		return 2;
 
 	if (seq) {
 		for (size_t p = 0; p < npages; p++) {

@@ -1,0 +1,215 @@
+#!/bin/bash
+# vm: mem=2048 timeout=1500
+# Priority inversion through blk-throttle on swap, on the base and on the
+# series.  On v6.1.4 swap to zram went through ->rw_page and never met
+# blk-throttle; on the series a swap-out is a bio charged to the cgroup of
+# the page it writes (bio_associate_blkg_from_page()), and on a
+# synchronous device the writer waits for it in submit_bio_wait().  So
+# an io.max write limit of one cgroup could make reclaim on behalf of
+# anybody else (kswapd, another cgroup's direct reclaim) wait on that
+# limit whenever it picks that cgroup's pages.
+#
+# Setup: zram (lzo) as the only swap, both checkers with compressible
+# content (swapverify -Z), so that a swap-out frees memory; a ramfs file pins RAM so that about
+# LEFT_MB MiB stay available; two cgroups without memory limits:
+# "throttled", whose zram writes io.max limits to WBPS bytes and WIOPS
+# writes per second in the limited runs, and "other".
+#
+# 1. the limit works: an 8 MiB O_DIRECT write from "throttled" to brd
+#    with the same wbps takes at least 1.5 s (so the setup can throttle),
+#    and the same write without a limit takes less than that.
+# 2-4. the pair, three times: without the limit, with it, without it.
+#    "throttled" fills A_MB MiB with swapverify and pauses (-P); "other"
+#    fills B_MB MiB, which does not fit beside it, so that global reclaim
+#    swaps out the cold pages of "throttled"; then both verify every page.
+#    Timed: the fill of "other".  Each run fails on a mismatch, a checker
+#    that failed or hung, or when "throttled" had less than MIN_OUT_MB
+#    swapped out during the fill of "other" (no pressure, nothing
+#    measured).
+# 5. the stall: fails when the fill of "other" in the limited run took
+#    more than STALL_MAX times the slower of the two unlimited runs:
+#    reclaim for "other" stalled behind the limit of "throttled".
+# A summary line: fill times, the stall ratio, MiB of "throttled"
+# swapped out during each fill, pages verified, mismatches, hangs.
+#
+# Injection (make test-inject):
+#   throttle-stall  the verdict's bound drops to 0.5 (a limited run
+#                   "stalls" when it takes half as long as the slower
+#                   unlimited one): subtest 5 must report it.  This
+#                   exercises the verdict only; the kernel-side proof that
+#                   subtest 5 fails is the series before its blk-throttle
+#                   patch, where the limited run does stall.
+#   throttle-corrupt  "throttled" flips a byte of one page before its final
+#                   verify in the limited run (swapverify -c): subtest 3
+#                   must fail.
+. /tests/lib/common.sh
+LEFT_MB=${LEFT_MB:-320}
+A_MB=${A_MB:-192}
+B_MB=${B_MB:-224}
+WBPS=${WBPS:-4194304}
+WIOPS=${WIOPS:-1024}
+STALL_MAX=${STALL_MAX:-2}
+injecting throttle-stall && STALL_MAX=0.5
+MIN_OUT_MB=${MIN_OUT_MB:-32}
+HOG=/tmp/thr-hog
+R=/sys/fs/cgroup
+
+ktap_plan 5
+SUM_PAGES=0 SUM_BAD=0 SUM_HANG=0
+mib() { awk -v k="$1:" '$1 == k { print int($2 / 1024) }' /proc/meminfo; }
+now() { cut -d' ' -f1 /proc/uptime; }
+since() { echo "$(now) $1" | awk '{ printf "%.2f", $1 - $2 }'; }
+
+echo "+memory +io" > $R/cgroup.subtree_control 2>/dev/null
+CA=$R/throttled CB=$R/other
+mkdir -p $CA $CB
+ZDEV=$(zram_setup 768M lzo)
+ZMM=$(cat "/sys/block/$(basename "$ZDEV")/dev")
+BDEV=$(brd_dev 1)
+BMM=$(cat "/sys/block/$(basename "$BDEV")/dev")
+setup_err=""
+[ -w $CA/io.max ] || setup_err="no io.max (kernel without CONFIG_BLK_DEV_THROTTLING)"
+[ -n "$setup_err" ] || swap_on "$ZDEV" || setup_err="swapon $ZDEV failed"
+
+# limit DEV_MM CG on|off
+limit() {
+	if [ "$3" = on ]; then
+		echo "$1 wbps=$WBPS wiops=$WIOPS" > "$2/io.max"
+	else
+		echo "$1 wbps=max wiops=max" > "$2/io.max"
+	fi
+}
+
+# 1: the limit throttles an ordinary write.
+rc=0
+what="io.max wbps=$WBPS throttles an 8 MiB O_DIRECT write to brd from the cgroup, and only with the limit"
+if [ -n "$setup_err" ]; then
+	diag "$setup_err"
+	rc=1
+else
+	t=$(now)
+	run_in_cg $CA dd if=/dev/zero of="$BDEV" bs=64k count=128 oflag=direct 2>/dev/null || rc=1
+	free_s=$(since "$t")
+	limit "$BMM" $CA on
+	t=$(now)
+	run_in_cg $CA dd if=/dev/zero of="$BDEV" bs=64k count=128 oflag=direct 2>/dev/null || rc=1
+	lim_s=$(since "$t")
+	limit "$BMM" $CA off
+	diag "8 MiB to brd: $free_s s without the limit, $lim_s s with it"
+	awk -v a="$free_s" -v b="$lim_s" 'BEGIN { exit !(b >= 1.5 && a < 1.5) }' || rc=1
+fi
+ktap_result $rc "$what"
+
+# Pin RAM (no swap is used yet) so that about LEFT_MB MiB stay available.
+mkdir -p $HOG && mount -t ramfs ramfs $HOG
+avail=$(mib MemAvailable)
+pin=$((avail - LEFT_MB))
+[ $pin -gt 0 ] && dd if=/dev/zero of=$HOG/pin bs=1M count=$pin 2>/dev/null
+diag "$avail MiB available, $pin MiB pinned, $(mib MemAvailable) MiB left; A $A_MB MiB, B $B_MB MiB"
+
+# pair LABEL on|off: one run; sets FILL_S (the fill of "other", seconds),
+# OUT_MB (MiB of "throttled" swapped out meanwhile) and returns non-zero
+# on a failure, with diag lines saying which.
+pair() {
+	local label=$1 lim=$2 rc=0 apid arc brc
+	rm -f /tmp/thr.ready /tmp/thr.go
+	limit "$ZMM" $CA "$lim"
+	local cflag=""
+	[ "$lim" = on ] && injecting throttle-corrupt && cflag="-c 100"
+	# shellcheck disable=SC2086 # cflag: empty or an option and its value
+	run_in_cg $CA swapverify -Z -s "$A_MB" -n 4000 -w 20 -S 11 $cflag -P /tmp/thr > /tmp/thrA.out 2>&1 &
+	apid=$!
+	for _ in $(seq 1200); do
+		[ -e /tmp/thr.ready ] && break
+		kill -0 $apid 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ ! -e /tmp/thr.ready ]; then
+		diag "$label: the fill of \"throttled\" did not finish in 120 s"
+		SUM_HANG=$((SUM_HANG + 1))
+		touch /tmp/thr.go
+		limit "$ZMM" $CA off; limit "$ZMM" $CB off
+		FILL_S=0 OUT_MB=0
+		return 1
+	fi
+	local s0 s1
+	s0=$(cat $CA/memory.swap.current)
+	within 600 run_in_cg $CB swapverify -Z -s "$B_MB" -n 0 -S 12 > /tmp/thrB.out 2>&1
+	brc=$?
+	s1=$(cat $CA/memory.swap.current)
+	# the limit off before "throttled" reads its pages back
+	limit "$ZMM" $CA off; limit "$ZMM" $CB off
+	touch /tmp/thr.go
+	for _ in $(seq 6000); do
+		kill -0 $apid 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 $apid 2>/dev/null; then
+		arc=124
+	else
+		wait $apid
+		arc=$?
+	fi
+	FILL_S=$(sed -n 's/^fill_seconds=//p' /tmp/thrB.out)
+	FILL_S=${FILL_S:-0}
+	OUT_MB=$(( (s1 - s0) >> 20 ))
+	local v
+	for v in A B; do
+		SUM_PAGES=$((SUM_PAGES + $(sed -n 's/^pages_verified=//p' /tmp/thr$v.out | head -1)))
+		SUM_BAD=$((SUM_BAD + $(sed -n 's/^mismatches=//p' /tmp/thr$v.out | head -1)))
+	done 2>/dev/null
+	[ $brc -eq 124 ] && { SUM_HANG=$((SUM_HANG + 1)); diag "$label: \"other\" hung (600 s)"; rc=1; }
+	[ $arc -eq 124 ] && { SUM_HANG=$((SUM_HANG + 1)); diag "$label: \"throttled\" hung (600 s)"; rc=1; }
+	if [ $brc -ne 0 ] && [ $brc -ne 124 ]; then
+		rc=1
+		diag "$label: swapverify of \"other\" failed (rc $brc): $(grep swapverify /tmp/thrB.out | head -2 | tr '\n' ' ')"
+	fi
+	if [ $arc -ne 0 ] && [ $arc -ne 124 ]; then
+		rc=1
+		diag "$label: swapverify of \"throttled\" failed (rc $arc): $(grep swapverify /tmp/thrA.out | head -2 | tr '\n' ' ')"
+	fi
+	if [ $OUT_MB -lt "$MIN_OUT_MB" ]; then
+		rc=1
+		diag "$label: only $OUT_MB MiB of \"throttled\" swapped out while \"other\" filled (at least $MIN_OUT_MB needed)"
+	fi
+	diag "$label: fill of \"other\" $FILL_S s, $OUT_MB MiB of \"throttled\" swapped out meanwhile; throttled: $(grep -E '^(pages_verified|mismatches)=' /tmp/thrA.out | tr '\n' ' '); other: $(grep -E '^(pages_verified|mismatches|fill_pswpout)=' /tmp/thrB.out | tr '\n' ' ')"
+	[ -n "$(sed -n "s/^$ZMM //p" $CA/io.stat)" ] && diag "$label: io.stat of \"throttled\" on zram: $(sed -n "s/^$ZMM //p" $CA/io.stat)"
+	return $rc
+}
+
+F1=0 F2=0 F3=0 O1=0 O2=0 O3=0
+for i in 1 2 3; do
+	lim=off
+	[ $i = 2 ] && lim=on
+	what="zram swap, \"other\" fills $B_MB MiB beside $A_MB MiB of \"throttled\", io.max on \"throttled\" $lim (run $i)"
+	if [ -n "$setup_err" ]; then
+		ktap_fail "$what"
+		continue
+	fi
+	rc=0
+	pair "run $i ($lim)" $lim || rc=1
+	eval "F$i=$FILL_S O$i=$OUT_MB"
+	if [ $i = 3 ]; then
+		# judge the limited run against the slower run without it
+		ref=$(awk -v a="$F1" -v b="$F3" 'BEGIN { print (a > b ? a : b) }')
+		ratio=$(awk -v l="$F2" -v r="$ref" 'BEGIN { printf "%.2f", (r > 0 ? l / r : 0) }')
+		diag "stall: the fill of \"other\" took $F2 s with the limit against $F1 and $F3 s without it: $ratio times the slower"
+		STALLED=0
+		awk -v x="$ratio" -v m="$STALL_MAX" 'BEGIN { exit !(x > m) }' && STALLED=1
+	fi
+	ktap_result $rc "$what"
+done
+rm -f $HOG/pin
+umount $HOG
+swapoff "$ZDEV" 2>/dev/null
+rc=0
+what="reclaim for \"other\" does not stall behind the io.max of \"throttled\" (limited run within ${STALL_MAX}x)"
+if [ -n "$setup_err" ] || [ "$F1" = 0 ] || [ "$F3" = 0 ]; then
+	rc=1
+elif [ "$STALLED" = 1 ]; then
+	rc=1
+	diag "the limited run's fill took $ratio times the slower unlimited one (more than $STALL_MAX)"
+fi
+diag "swap-throttle summary: fill $F1 / $F2 / $F3 s (off/on/off), stall ratio ${ratio:-?}, throttled swapped out $O1 / $O2 / $O3 MiB, pages verified $SUM_PAGES, mismatches $SUM_BAD, hangs $SUM_HANG"
+ktap_result $rc "$what"
+ktap_done
