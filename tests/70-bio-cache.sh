@@ -282,7 +282,6 @@ fi
 # 10: global memory pressure (see the header).
 hog=/tmp/hog
 gp() { ktap_fail "global memory pressure: $*"; }
-mib() { awk -v k="$1:" '$1 == k { print int($2 / 1024) }' /proc/meminfo; }
 loops=() err=""
 for r in 0 1; do
 	pdev=$(pmem_dev $r) || { err="no pmem region $r"; break; }
@@ -295,12 +294,12 @@ if [ -n "$err" ]; then
 else
 	# Pin first, with no swap on, so that only what is left is reclaimable.
 	mkdir -p $hog && mount -t ramfs ramfs $hog
-	avail=$(mib MemAvailable)
+	avail=$(meminfo_mib MemAvailable)
 	pin=$((avail - 96))
 	dd if=/dev/zero of=$hog/pin bs=1M count=$pin 2>/dev/null
 	# MemAvailable does not count tmpfs (Shmem), which reclaim swaps out
 	# first when it is cold: count it in, or swapverify's pages stay in.
-	left=$(mib MemAvailable) shm=$(mib Shmem)
+	left=$(meminfo_mib MemAvailable) shm=$(meminfo_mib Shmem)
 	ws=$((left + shm + 96))
 	[ $((shm + 96)) -le 224 ] || err="$shm MiB of tmpfs: too much to swap beside 96 MiB of swapverify's on 256 MiB of swap"
 	[ -z "$err" ] && for l in "${loops[@]}"; do swap_on "$l" || err="swapon $l failed"; done

@@ -2,16 +2,17 @@
 # vm: mem=2048 timeout=1500
 # Priority inversion through blk-throttle on swap, on the base and on the
 # series.  On v6.1.4 swap to zram went through ->rw_page and never met
-# blk-throttle; on the series a swap-out is a bio charged to the cgroup of
-# the page it writes (bio_associate_blkg_from_page()), and on a
+# blk-throttle; on the series a swap-out is a bio charged to the memory
+# cgroup of the page it writes (swap_bio_set_dev()), and on a
 # synchronous device the writer waits for it in submit_bio_wait().  So
 # an io.max write limit of one cgroup could make reclaim on behalf of
 # anybody else (kswapd, another cgroup's direct reclaim) wait on that
 # limit whenever it picks that cgroup's pages.
 #
 # Setup: zram (lzo) as the only swap, both checkers with compressible
-# content (swapverify -Z), so that a swap-out frees memory; a ramfs file pins RAM so that about
-# LEFT_MB MiB stay available; two cgroups without memory limits:
+# content (swapverify -Z), so that a swap-out frees memory; a ramfs file
+# pins RAM so that about LEFT_MB MiB stay available; two cgroups without
+# memory limits:
 # "throttled", whose zram writes io.max limits to WBPS bytes and WIOPS
 # writes per second in the limited runs, and "other".
 #
@@ -64,7 +65,6 @@ R=/sys/fs/cgroup
 
 ktap_plan 5
 SUM_PAGES=0 SUM_BAD=0 SUM_HANG=0
-mib() { awk -v k="$1:" '$1 == k { print int($2 / 1024) }' /proc/meminfo; }
 now() { cut -d' ' -f1 /proc/uptime; }
 since() { echo "$(now) $1" | awk '{ printf "%.2f", $1 - $2 }'; }
 
@@ -110,10 +110,10 @@ ktap_result $rc "$what"
 
 # Pin RAM (no swap is used yet) so that about LEFT_MB MiB stay available.
 mkdir -p $HOG && mount -t ramfs ramfs $HOG
-avail=$(mib MemAvailable)
+avail=$(meminfo_mib MemAvailable)
 pin=$((avail - LEFT_MB))
 [ $pin -gt 0 ] && dd if=/dev/zero of=$HOG/pin bs=1M count=$pin 2>/dev/null
-diag "$avail MiB available, $pin MiB pinned, $(mib MemAvailable) MiB left; A $A_MB MiB, B $B_MB MiB"
+diag "$avail MiB available, $pin MiB pinned, $(meminfo_mib MemAvailable) MiB left; A $A_MB MiB, B $B_MB MiB"
 
 # wbytes: what "throttled" wrote to zram so far (io.stat), 0 if nothing.
 wbytes() {
@@ -124,7 +124,8 @@ wbytes() {
 
 LIMIT_OK=1
 # pair LABEL on|off: one run; sets FILL_S (the fill of "other", seconds),
-# OUT_MB (MiB of "throttled" swapped out meanwhile) and returns non-zero
+# OUT_MB (MiB of "throttled" swapped out meanwhile), WOUT (bytes it was
+# charged as zram writes meanwhile) and returns non-zero
 # on a failure, with diag lines saying which.
 pair() {
 	local label=$1 lim=$2 rc=0 apid arc brc
@@ -144,8 +145,8 @@ pair() {
 		diag "$label: the fill of \"throttled\" did not finish in 120 s"
 		SUM_HANG=$((SUM_HANG + 1))
 		touch /tmp/thr.go
-		limit "$ZMM" $CA off; limit "$ZMM" $CB off
-		FILL_S=0 OUT_MB=0
+		limit "$ZMM" $CA off
+		FILL_S=0 OUT_MB=0 WOUT=0
 		return 1
 	fi
 	if [ "$lim" = on ] &&
@@ -162,7 +163,7 @@ pair() {
 	w1=$(wbytes)
 	WOUT=$((w1 - w0))
 	# the limit off before "throttled" reads its pages back
-	limit "$ZMM" $CA off; limit "$ZMM" $CB off
+	limit "$ZMM" $CA off
 	touch /tmp/thr.go
 	for _ in $(seq 6000); do
 		kill -0 $apid 2>/dev/null || break

@@ -35,6 +35,8 @@ ktap_done() {
 }
 
 vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
+# meminfo_mib FIELD: a /proc/meminfo field in MiB.
+meminfo_mib() { awk -v k="$1:" '$1 == k { print int($2 / 1024) }' /proc/meminfo; }
 
 # --- devices ----------------------------------------------------------
 
