@@ -9,6 +9,13 @@
  * a torn write is caught.  Prints what it measured as "key=value" lines and
  * exits 1 on any mismatch, 2 on usage or system errors.
  *
+ * -F runs the fill, the access phase and the verify with the task's
+ * make-it-fail set, so that the kernel's fault injection (failslab,
+ * fail_page_alloc with task-filter) fails allocations made on its behalf:
+ * its page faults and the direct reclaim, swap-outs included, that they
+ * run into under the caller's memory.max.  Setup and the report run
+ * without it.
+ *
  * -B N survives swap I/O errors: a SIGBUS (a swap-in that failed) on a
  * page's access is counted and the access retried, up to N times per
  * access; a page still unreadable then is counted as such and left out of
@@ -237,7 +244,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: swapverify [-s MiB] [-n ops] [-w write%%] [-S seed] [-q]\n"
-		"                  [-o] [-H] [-Z] [-c page] [-D dev -C n] [-B n] [-P prefix]\n"
+		"                  [-o] [-H] [-Z] [-c page] [-D dev -C n] [-B n] [-P prefix] [-F]\n"
 		"  -s  working set size in MiB (default 64)\n"
 		"  -n  random operations after the fill (default 20000)\n"
 		"  -w  percentage of operations that rewrite a page (default 30)\n"
@@ -245,14 +252,28 @@ static void usage(void)
 		"  -o  MADV_PAGEOUT the whole set before the access phase\n"
 		"  -H  ask for transparent huge pages (MADV_HUGEPAGE)\n"
 		"  -Z  compressible content (one word in 64 unique, the rest 0)\n"
-		"  -c  corrupt page N before the final verify (tests the test)\n"
+		"  -c  corrupt page N (with -B: the first readable page from N on)\n"
+		"      before the final verify (tests the test)\n"
 		"  -C  after the fill, overwrite the swap slots of n swapped-out\n"
 		"      pages on swap device -D with BLKZEROOUT (tests swap-in)\n"
 		"  -B  retry an access that gets SIGBUS up to n times, then count\n"
 		"      the page unreadable and leave it out (swap I/O errors)\n"
 		"  -P  after the fill, create PREFIX.ready and wait for PREFIX.go\n"
-		"      to exist before the access phase (the fill timed apart)\n");
+		"      to exist before the access phase (the fill timed apart)\n"
+		"  -F  set /proc/self/make-it-fail from the fill to the end of the\n"
+		"      verify (failslab, fail_page_alloc with task-filter)\n");
 	exit(2);
+}
+
+/* -F: the fd of /proc/self/make-it-fail, opened before anything fails */
+static int fail_fd = -1;
+
+static void make_it_fail(int on)
+{
+	if (fail_fd >= 0 && pwrite(fail_fd, on ? "1" : "0", 1, 0) != 1) {
+		perror("swapverify: /proc/self/make-it-fail");
+		exit(2);
+	}
 }
 
 /*
@@ -285,12 +306,12 @@ int main(int argc, char **argv)
 	long corrupt = -1;
 	const char *slot_dev = NULL, *pause_prefix = NULL;
 	size_t slots = 0, slots_done = 0;
-	int seq = 0, pageout = 0, huge = 0, c;
+	int seq = 0, pageout = 0, huge = 0, failme = 0, c;
 	struct snap s0, s1, s2, s3;
 	uint8_t *ver;
 	char *mem;
 
-	while ((c = getopt(argc, argv, "s:n:w:S:qoHZc:D:C:B:P:")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:w:S:qoHZc:D:C:B:P:F")) != -1) {
 		switch (c) {
 		case 's': mib = strtoul(optarg, NULL, 0); break;
 		case 'n': ops = strtoul(optarg, NULL, 0); break;
@@ -305,6 +326,7 @@ int main(int argc, char **argv)
 		case 'C': slots = strtoul(optarg, NULL, 0); break;
 		case 'B': bus_retries = strtoul(optarg, NULL, 0); break;
 		case 'P': pause_prefix = optarg; break;
+		case 'F': failme = 1; break;
 		default: usage();
 		}
 	}
@@ -343,7 +365,15 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (failme) {
+		fail_fd = open("/proc/self/make-it-fail", O_WRONLY);
+		if (fail_fd < 0) {
+			perror("swapverify: -F (CONFIG_FAULT_INJECTION?)");
+			return 2;
+		}
+	}
 	snap(&s0);
+	make_it_fail(1);
 	for (size_t p = 0; p < npages; p++) {
 		int skip;
 
@@ -379,12 +409,19 @@ int main(int argc, char **argv)
 	}
 	snap(&s2);
 
-	if (corrupt >= 0 && (size_t)corrupt < npages) {
+	/*
+	 * Fault the page in under -B's guard first, then flip the byte; with
+	 * -B, a page given up on as unreadable is passed over for the next
+	 * one that reads, so that the flip lands on a page the verify checks.
+	 */
+	for (size_t p = corrupt; corrupt >= 0 && p < npages; p++) {
 		int skip;
 
-		/* fault it in under -B's guard first, then flip the byte */
-		access_page(mem, corrupt, ver, CHECK, &skip);
-		mem[corrupt * page_size + 123] ^= 0x5a;
+		access_page(mem, p, ver, CHECK, &skip);
+		if (skip)
+			continue;
+		mem[p * page_size + 123] ^= 0x5a;
+		break;
 	}
 	for (size_t p = 0; p < npages; p++) {
 		int skip;
@@ -397,6 +434,7 @@ int main(int argc, char **argv)
 		}
 		verified += !skip;
 	}
+	make_it_fail(0);
 	snap(&s3);
 
 	printf("pages=%zu\nops=%zu\npages_verified=%zu\nmismatches=%zu\n",
