@@ -52,7 +52,7 @@ export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
 	bisect-build checkpatch sparse check check-full test test-inject test-inject-build test-base test-debug \
-	variants initramfs bisect-test bench bisect-bench insn-profile mail send mail-selftest rebase-check clean distclean help
+	stable-kernel variants initramfs bisect-test bench bisect-bench insn-profile mail send mail-selftest rebase-check clean distclean help
 
 all: deps base apply kernel
 	@echo "bzImage: $(KERNEL)"
@@ -84,6 +84,10 @@ kernel: apply
 base-kernel: base
 	@$(TOP)/scripts/base-tree.sh
 	@$(TOP)/scripts/build-kernel.sh $(BASETREE) $(BASEOBJ) $(FRAGMENTS)
+
+# v6.1.4 with the fixes in stable/ (outside the series), for 6.1.y users.
+stable-kernel: base
+	@$(TOP)/scripts/stable-kernel.sh
 
 bisect-build: base
 	@$(TOP)/scripts/bisect-build.sh

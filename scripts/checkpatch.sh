@@ -1,6 +1,6 @@
 #!/bin/bash
-# make checkpatch: every patch of the series through the base tree's
-# scripts/checkpatch.pl --strict.  Any ERROR, WARNING or CHECK fails, unless
+# make checkpatch: every patch of the series, and the stable-only fixes in
+# stable/, through the base tree's scripts/checkpatch.pl --strict.  Any ERROR, WARNING or CHECK fails, unless
 # the patch's notes below "---" justify that message type with a line
 #     checkpatch: TYPE: why it is right here
 # (TYPE as printed by --show-types, e.g. LONG_LINE).
@@ -9,8 +9,8 @@ set -uo pipefail
 cp=$TREE/scripts/checkpatch.pl
 [ -f "$cp" ] || { echo "checkpatch: error: $cp missing (make base)" >&2; exit 2; }
 fail=0 n=0
-while read -r p; do
-	f=$TOP/patches/$p
+while read -r f; do
+	p=${f#"$TOP"/}
 	n=$((n + 1))
 	# Types justified in the notes (between the first "---" and the diff).
 	allowed=$(awk '/^---$/ {notes=1; next} /^diff --git/ {exit} notes' "$f" |
@@ -34,6 +34,6 @@ while read -r p; do
 	else
 		echo "checkpatch: ok   $p"
 	fi
-done < <("$TOP/scripts/series-list.sh")
+done < <("$TOP/scripts/series-list.sh" | sed "s|^|$TOP/patches/|"; ls "$TOP"/stable/*.patch 2>/dev/null)
 echo "checkpatch: $n patches, $fail with unjustified errors/warnings/checks"
 [ $fail -eq 0 ]

@@ -23,9 +23,13 @@
 #       backs active swap and swapverify -B runs on it: the unbind must
 #       finish within 120 s and the disk go; the swapping process may get
 #       SIGBUS for the pages that were on the device (their only copy is
-#       gone), never wrong data, and must end within 600 s: verified, or killed by the memcg
-#       OOM killer when reclaim can no longer swap out (reported); the
-#       namespace must then bind again and verify 16 MiB written to it.
+#       gone), never wrong data, and must end within 600 s having
+#       verified every page that reads (pages lost with the device are
+#       counted).  The cgroup's memory.max is lifted right after the
+#       unbind: with its only swap device gone, reclaim cannot keep the
+#       cgroup at its limit, and the memcg OOM killer (whose report the
+#       runner would count) took the checker on v6.1.4.  The namespace
+#       must then bind again and verify 16 MiB written to it.
 #       The dead swap area cannot be switched off (its device node
 #       cannot be opened any more), so this subtest comes last.
 # The runner fails any subtest whose run printed a kernel report.  The
@@ -164,6 +168,9 @@ else
 	t0=$(date +%s)
 	within 120 sh -c "echo $ns > /sys/bus/nd/drivers/nd_pmem/unbind"
 	urc=$?
+	# Reclaim can no longer swap out: lift the limit, which would
+	# otherwise end in the memcg OOM killer (v6.1.4 got there).
+	echo max > "$cg/memory.max"
 	usecs=$(( $(date +%s) - t0 ))
 	[ $urc -eq 124 ] && SUM_HANG=$((SUM_HANG + 1))
 	gone=1
@@ -214,19 +221,15 @@ else
 		ktap_fail "$what: /sys/block/$pblk still there after the unbind"
 	elif [ $rc -eq 124 ]; then
 		ktap_fail "$what: swapverify still running 600 s after the unbind"
-	elif [ $rc -ne 0 ] && [ $rc -ne 137 ]; then
+	elif [ $rc -ne 0 ]; then
 		grep swapverify <<< "$out" | head -5 | sed 's/^/#   /'
-		ktap_fail "$what: swapverify rc=$rc"
-	elif [ $rc -eq 137 ] && [ "${oom:-0}" -eq 0 ]; then
-		ktap_fail "$what: swapverify killed, not by the memcg OOM killer"
+		ktap_fail "$what: swapverify rc=$rc (memcg oom_kill ${oom:-?})"
 	elif [ "${used:-0}" -lt "$SWAPOFF_MIN_KB" ] || [ $running = 0 ]; then
 		ktap_fail "$what: not under swap at the unbind (${used:-0} KiB on $pdev, swapverify running: $running)"
 	elif [ $vrc -ne 0 ]; then
 		ktap_fail "$what: the namespace did not bind again and verify (${ndev:-no device})"
 	else
-		how="swapverify verified ${ver:-0} pages, ${lost:-0} unreadable"
-		[ $rc -eq 137 ] && how="swapverify OOM-killed after ${ver:-0} page checks"
-		ktap_ok "$what: unbind in ${usecs} s, 0 mismatches, $how, SIGBUS ${bus:-0}; bound again and verified"
+		ktap_ok "$what: unbind in ${usecs} s, ${ver:-0} page checks, 0 mismatches, ${lost:-0} pages lost with the device, SIGBUS ${bus:-0}; bound again and verified"
 	fi
 fi
 
