@@ -6,18 +6,22 @@
 #       (not synchronous: the allocated-bio path of both kernels), each
 #       the only swap device.  swapverify -F works on 96 MiB under a
 #       32 MiB memory.max with its make-it-fail set, and the kernel's own
-#       failslab and fail_page_alloc (task-filter, sleeping allocations
-#       and order 0 included) fail ALLOC_PCT% of the slab and page
-#       allocations made in its context: its page faults and the memcg
-#       direct reclaim they run into, which swaps out (zram's zsmalloc,
-#       brd's page insertion, swap cache and bio allocations).  The
+#       failslab and fail_page_alloc (task-filter; sleeping, order-0 and
+#       highmem allocations included) fail ALLOC_PCT% of the slab and
+#       page allocations made in its context: its page faults and the
+#       memcg direct reclaim they run into, which swaps out (zram's
+#       zsmalloc, brd's backing pages, the swap cache; bio allocations
+#       are tried too, but the bio mempool absorbs their failures).  The
 #       injected count of each is the fall of its "times" attribute.
 #       A subtest passes when no page comes back with wrong data (random
 #       phase and a final pass over every page), swapverify was not
 #       killed and got no SIGBUS (an allocation failure is no I/O error
 #       of the page: the fault is retried, a failed swap-out leaves the
 #       page dirty in memory), swap really happened, both injections
-#       fired, and swapoff then succeeds within 120 s with injection off.
+#       fired, on brd a write of brd's failed (a Write-error, or where
+#       brd still has ->rw_page a failed brd_rw_page(), counted with a
+#       kretprobe), and swapoff then succeeds within 120 s with
+#       injection off.
 #  6.   pmem's namespace unbound from nd_pmem through sysfs (the kernel
 #       side of disabling a namespace, which cannot be refused) while it
 #       backs active swap and swapverify -B runs on it: the unbind must
@@ -25,11 +29,14 @@
 #       SIGBUS for the pages that were on the device (their only copy is
 #       gone), never wrong data, and must end within 600 s having
 #       verified every page that reads (pages lost with the device are
-#       counted).  The cgroup's memory.max is lifted right after the
-#       unbind: with its only swap device gone, reclaim cannot keep the
-#       cgroup at its limit, and the memcg OOM killer (whose report the
-#       runner would count) took the checker on v6.1.4.  The namespace
-#       must then bind again and verify 16 MiB written to it.
+#       counted, and there must be some).  With its only swap device
+#       gone reclaim cannot keep the cgroup at a memory.max, and the memcg
+#       OOM killer (whose report the runner counts) took the checker on
+#       v6.1.4 with the brd fix: so just before the unbind memory.max
+#       becomes a memory.high of the same size, which keeps swap-outs
+#       going into the unbind but never kills, lifted right after it.
+#       The namespace must then bind again and verify 16 MiB written to
+#       it.
 #       The dead swap area cannot be switched off (its device node
 #       cannot be opened any more), so this subtest comes last.
 # The runner fails any subtest whose run printed a kernel report.  The
@@ -69,7 +76,7 @@ alloc_faults() {
 	local f
 	for f in $FS $FP; do
 		if [ "$1" = on ]; then
-			echo 0 > "$f/verbose"; echo 1 > "$f/interval"
+			echo 0 > "$f/verbose"; echo 1 > "$f/interval"; echo 0 > "$f/space"
 			echo $TIMES > "$f/times"; echo Y > "$f/task-filter"
 			echo N > "$f/ignore-gfp-wait"
 			echo "$2" > "$f/probability"
@@ -82,6 +89,24 @@ alloc_faults() {
 	fi
 }
 injected() { echo $((TIMES - $(cat "$1/times"))); }
+
+# Where brd still has ->rw_page (v6.1.4), count its failed calls with a
+# kretprobe: with the brd subtest's swap-outs failing there or in the bio
+# path (a Write-error), brd's own allocations were hit, not only the
+# checker's page faults.
+T=/sys/kernel/tracing
+BRDPROBE=0
+# shellcheck disable=SC2016	# $retval is the kprobe's, not the shell's
+if grep -q ' brd_rw_page$' /proc/kallsyms && [ -w $T/kprobe_events ] &&
+	echo 'r:swapfaults/brdrw brd_rw_page ret=$retval:s32' >> $T/kprobe_events 2>/dev/null; then
+	echo 'ret != 0' > $T/events/swapfaults/brdrw/filter
+	echo 1 > $T/events/swapfaults/brdrw/enable && BRDPROBE=1
+fi
+brd_failed() {
+	local n=0
+	[ $BRDPROBE = 1 ] && n=$(grep -c ' brdrw:' $T/trace)
+	echo "${n:-0}"
+}
 
 for d in "${devs[@]}"; do
 	name=${d%%:*} dev=${d#*:} what="$name: swap under ${ALLOC_PCT}% failed allocations"
@@ -96,12 +121,13 @@ for d in "${devs[@]}"; do
 	injecting allocfail-none && [ "$name" = btt ] && pct=0
 	rep0=$(reports)
 	werr0=$(dmesg | grep -c 'Write-error on swap-device')
+	[ $BRDPROBE = 1 ] && echo > $T/trace
 	alloc_faults on "$pct"
 	# shellcheck disable=SC2086
 	out=$(run_in_cg "$cg" swapverify -F -s "$SET_MB" -n "$OPS" -w 30 -B "$RETRIES" -S "$KTAP_N" $flags 2>&1)
 	rc=$?
 	alloc_faults off
-	islab=$(injected $FS) ipage=$(injected $FP)
+	islab=$(injected $FS) ipage=$(injected $FP) brdrw=$(brd_failed)
 	within 120 swapoff "$dev"
 	src=$?
 	[ $src -eq 124 ] && SUM_HANG=$((SUM_HANG + 1))
@@ -109,7 +135,7 @@ for d in "${devs[@]}"; do
 	rep=$(( $(reports) - rep0 ))
 	pin=$(kv total_pswpin) pout=$(kv total_pswpout) bad=$(kv mismatches)
 	bus=$(kv sigbus) ver=$(kv pages_verified) lost=$(kv pages_unreadable)
-	diag "$name: $islab slab and $ipage page allocations failed; $ver page checks, $bad mismatches, SIGBUS $bus; pswpin $pin, pswpout $pout; kernel said Write-error $werr times (ratelimited)"
+	diag "$name: $islab slab and $ipage page allocations failed; $ver page checks, $bad mismatches, SIGBUS $bus; pswpin $pin, pswpout $pout; kernel said Write-error $werr times (ratelimited)$([ $BRDPROBE = 1 ] && [ "$name" = brd ] && echo "; brd_rw_page() failed $brdrw times")"
 	SUM_INJ=$((SUM_INJ + islab + ipage)) SUM_PAGES=$((SUM_PAGES + ${ver:-0}))
 	SUM_BAD=$((SUM_BAD + ${bad:-0})) SUM_BUS=$((SUM_BUS + ${bus:-0})) SUM_REP=$((SUM_REP + rep))
 	if [ $rc -eq 1 ]; then
@@ -128,6 +154,8 @@ for d in "${devs[@]}"; do
 		ktap_fail "$what: too little swap (pswpin $pin, pswpout $pout < $MIN_SWAP)"
 	elif [ "$islab" -eq 0 ] || [ "$ipage" -eq 0 ]; then
 		ktap_fail "$what: nothing injected ($islab slab, $ipage page allocations failed)"
+	elif [ "$name" = brd ] && [ $((werr + brdrw)) -eq 0 ]; then
+		ktap_fail "$what: no brd write failed (no Write-error, no failed brd_rw_page()): brd's own allocations were not hit"
 	elif [ "$rep" -gt 0 ]; then
 		ktap_fail "$what: $rep kernel report lines during the run"
 	else
@@ -165,12 +193,17 @@ else
 	done
 	running=0
 	kill -0 $sv 2>/dev/null && running=1
+	# Once the disk is gone reclaim cannot swap out, and a memory.max
+	# that reclaim cannot meet ends in the memcg OOM killer (v6.1.4 with
+	# the brd fix got there).  memory.high keeps the pressure, and so
+	# the swap-outs, up to the unbind without ever killing; it is lifted
+	# right after.
+	echo "${MAX_MB}M" > "$cg/memory.high"
+	echo max > "$cg/memory.max"
 	t0=$(date +%s)
 	within 120 sh -c "echo $ns > /sys/bus/nd/drivers/nd_pmem/unbind"
 	urc=$?
-	# Reclaim can no longer swap out: lift the limit, which would
-	# otherwise end in the memcg OOM killer (v6.1.4 got there).
-	echo max > "$cg/memory.max"
+	echo max > "$cg/memory.high"
 	usecs=$(( $(date +%s) - t0 ))
 	[ $urc -eq 124 ] && SUM_HANG=$((SUM_HANG + 1))
 	gone=1
@@ -178,7 +211,7 @@ else
 	t_end=$(( $(date +%s) + 600 ))
 	while kill -0 $sv 2>/dev/null && [ "$(date +%s)" -lt $t_end ]; do sleep 0.5; done
 	if kill -0 $sv 2>/dev/null; then
-		kill -9 $sv
+		echo 1 > "$cg/cgroup.kill"	# swapverify, not only its wrapper
 		wait $sv
 		rc=124
 		SUM_HANG=$((SUM_HANG + 1))
@@ -226,6 +259,10 @@ else
 		ktap_fail "$what: swapverify rc=$rc (memcg oom_kill ${oom:-?})"
 	elif [ "${used:-0}" -lt "$SWAPOFF_MIN_KB" ] || [ $running = 0 ]; then
 		ktap_fail "$what: not under swap at the unbind (${used:-0} KiB on $pdev, swapverify running: $running)"
+	elif [ "${lost:-0}" -eq 0 ]; then
+		ktap_fail "$what: no page was lost with the device: the checker never read from it after the unbind"
+	elif [ "$rep" -gt 0 ]; then
+		ktap_fail "$what: $rep kernel report lines during the run"
 	elif [ $vrc -ne 0 ]; then
 		ktap_fail "$what: the namespace did not bind again and verify (${ndev:-no device})"
 	else
@@ -233,5 +270,9 @@ else
 	fi
 fi
 
+if [ $BRDPROBE = 1 ]; then
+	echo 0 > $T/events/swapfaults/brdrw/enable
+	echo '-:swapfaults/brdrw' >> $T/kprobe_events
+fi
 diag "summary: $KTAP_N tests, $SUM_INJ faults injected, $SUM_PAGES pages verified, $SUM_BAD mismatches, $SUM_BUS SIGBUS, $SUM_REP kernel reports, $SUM_HANG hangs"
 ktap_done
