@@ -2,7 +2,8 @@
 # Host-side self-test of the VM test runner (tests/run.sh + tests/judge.py),
 # no VM: every recorded log shape under tests/host/fixtures/runner/ (a good
 # run, a skip, a failure, no plan, no output, death before the plan, a plan
-# mismatch, a non-zero exit, results misnumbered, a kernel report, a timeout,
+# mismatch, a non-zero exit, results misnumbered, a kernel report, kmemleak
+# switching itself off (its leak scan void), a timeout,
 # a log cut short, a test that never started, a plan line split by a kernel
 # message on the console) is run through tests/run.sh with a stand-in for
 # scripts/qemu-run.sh that replays the recorded console and KTAP logs.
