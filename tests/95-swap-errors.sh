@@ -40,7 +40,6 @@ OPS=${OPS:-30000}
 MIN_SWAP=${MIN_SWAP:-2048}
 FAIL_PCT=${FAIL_PCT:-2}
 RETRIES=${RETRIES:-50}
-T=/sys/kernel/tracing
 F=/sys/kernel/debug/fail_make_request
 
 devs=("zram:$(zram_setup 256M lzo)" "brd:$(brd_dev 0)" "pmem:$(pmem_dev 0)" "btt:$(btt_setup 1 4096)" "loop:$(loop_setup 160)")
@@ -50,26 +49,19 @@ SUM_INJ=0 SUM_PAGES=0 SUM_BAD=0 SUM_HANG=0 SUM_BUS=0 SUM_LOST=0 SUM_REP=0
 
 # Count the failures should_fail_bio() returns with a kretprobe event.
 PROBE=0
-if [ -d $F ] && [ -w $T/kprobe_events ] &&
-	echo 'r:swaperr/sfb should_fail_bio ret=$retval:s32' >> $T/kprobe_events 2>/dev/null; then
-	echo 'ret != 0' > $T/events/swaperr/sfb/filter
-	echo 8192 > $T/buffer_size_kb
-	echo 1 > $T/events/swaperr/sfb/enable && PROBE=1
-fi
+[ -d $F ] && retprobe_on sfb should_fail_bio && PROBE=1
 [ -d $F ] || diag "no $F: kernel without CONFIG_FAIL_MAKE_REQUEST, nothing can be injected"
 [ $PROBE = 1 ] || diag "no kretprobe on should_fail_bio(): injected failures not counted"
 injected() {
 	local n=0
-	[ $PROBE = 1 ] && n=$(grep -c ' sfb:' $T/trace)
+	[ $PROBE = 1 ] && n=$(retprobe_count sfb)
 	echo "${n:-0}"
 }
 
 # Swap on this device bypasses bios when the kernel still has ->rw_page
 # (bdev_read_page() goes with it, patch "block: remove ->rw_page").
 rw_page_dev() { [ "$1" != loop ] && grep -q ' bdev_read_page$' /proc/kallsyms; }
-reports() { dmesg | grep -cE 'BUG:|WARNING:|Oops|KASAN:|general protection|Call Trace:'; }
 swoff() { swapoff "$1"; }
-kv() { sed -n "s/^$1=//p" <<< "$out"; }	# a key=value of swapverify's $out
 
 for d in "${devs[@]}"; do
 	name=${d%%:*} dev=${d#*:} what="$name: swap under ${FAIL_PCT}% failed bios"
@@ -77,8 +69,8 @@ for d in "${devs[@]}"; do
 	if ! swap_on "$dev"; then ktap_fail "$what: swapon $dev failed"; continue; fi
 	flags=""
 	injecting swaperr-corrupt && [ "$name" = brd ] && flags="-c 1000"
-	[ $PROBE = 1 ] && echo > $T/trace
-	rep0=$(reports)
+	[ $PROBE = 1 ] && retprobe_reset
+	rep0=$(kernel_reports)
 	rerr0=$(dmesg | grep -c 'Read-error on swap-device') werr0=$(dmesg | grep -c 'Write-error on swap-device')
 	[ -d $F ] && fail_requests "$dev" on "$FAIL_PCT"
 	# shellcheck disable=SC2086
@@ -91,7 +83,7 @@ for d in "${devs[@]}"; do
 	[ $src -eq 124 ] && SUM_HANG=$((SUM_HANG + 1))
 	rerr=$(( $(dmesg | grep -c 'Read-error on swap-device') - rerr0 ))
 	werr=$(( $(dmesg | grep -c 'Write-error on swap-device') - werr0 ))
-	rep=$(( $(reports) - rep0 ))
+	rep=$(( $(kernel_reports) - rep0 ))
 	pin=$(kv total_pswpin) pout=$(kv total_pswpout) bad=$(kv mismatches)
 	bus=$(kv sigbus) pbus=$(kv pages_sigbus) lost=$(kv pages_unreadable) ver=$(kv pages_verified)
 	diag "$name: $inj failures injected; $ver page checks, $bad mismatches; SIGBUS $bus (on $pbus pages), $lost pages unreadable after $RETRIES retries; pswpin $pin, pswpout $pout; kernel said Read-error $rerr, Write-error $werr (ratelimited)"
@@ -171,9 +163,6 @@ else
 	fi
 fi
 
-if [ $PROBE = 1 ]; then
-	echo 0 > $T/events/swaperr/sfb/enable
-	echo '-:swaperr/sfb' >> $T/kprobe_events
-fi
+[ $PROBE = 1 ] && retprobe_off sfb
 diag "summary: $KTAP_N tests, $SUM_INJ faults injected, $SUM_PAGES pages verified, $SUM_BAD mismatches, $SUM_BUS SIGBUS, $SUM_LOST pages unreadable, $SUM_REP kernel reports, $SUM_HANG hangs"
 ktap_done

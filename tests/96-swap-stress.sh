@@ -55,7 +55,6 @@ ktap_plan $(( ${#devs[@]} + 2 ))
 cg=$(memcg_setup swapstress "${MAX_MB}M")
 SUM_PAGES=0 SUM_BAD=0 SUM_HANG=0
 diag "$(nproc) CPUs online"
-kv() { sed -n "s/^$1=//p" <<< "$out"; }	# a key=value of $out
 
 # 1-4: threads faulting the same pages while they are paged out.
 for d in "${devs[@]}"; do
@@ -92,7 +91,6 @@ for d in "${devs[@]}"; do
 done
 
 # 5-6: two kinds of device at once, the first switched off under pressure.
-swap_used_kb() { awk -v d="$1" '$1 == d { print $4 }' /proc/swaps; }
 pair() {
 	local first=$1 second=$2 what="$3" flags="" sv out_f=/tmp/swapstress.out
 	local f=${first#*:} s=${second#*:} used=0 sused src src2 rc running=0

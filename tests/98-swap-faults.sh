@@ -67,8 +67,6 @@ devs=("zram:$(zram_setup 256M lzo)" "brd:$(brd_dev 0)" "pmem:$(pmem_dev 0)" "btt
 ktap_plan $(( ${#devs[@]} + 1 ))
 cg=$(memcg_setup swapfaults "${MAX_MB}M")
 SUM_INJ=0 SUM_PAGES=0 SUM_BAD=0 SUM_HANG=0 SUM_BUS=0 SUM_REP=0
-reports() { dmesg | grep -cE 'BUG:|WARNING:|Oops|KASAN:|general protection|Call Trace:'; }
-kv() { sed -n "s/^$1=//p" <<< "$out"; }	# a key=value of swapverify's $out
 
 # alloc_faults on PCT | off: failslab and fail_page_alloc fail PCT% of the
 # allocations of tasks with make-it-fail set, quietly, up to TIMES each.
@@ -94,17 +92,11 @@ injected() { echo $((TIMES - $(cat "$1/times"))); }
 # kretprobe: with the brd subtest's swap-outs failing there or in the bio
 # path (a Write-error), brd's own allocations were hit, not only the
 # checker's page faults.
-T=/sys/kernel/tracing
 BRDPROBE=0
-# shellcheck disable=SC2016	# $retval is the kprobe's, not the shell's
-if grep -q ' brd_rw_page$' /proc/kallsyms && [ -w $T/kprobe_events ] &&
-	echo 'r:swapfaults/brdrw brd_rw_page ret=$retval:s32' >> $T/kprobe_events 2>/dev/null; then
-	echo 'ret != 0' > $T/events/swapfaults/brdrw/filter
-	echo 1 > $T/events/swapfaults/brdrw/enable && BRDPROBE=1
-fi
+grep -q ' brd_rw_page$' /proc/kallsyms && retprobe_on brdrw brd_rw_page && BRDPROBE=1
 brd_failed() {
 	local n=0
-	[ $BRDPROBE = 1 ] && n=$(grep -c ' brdrw:' $T/trace)
+	[ $BRDPROBE = 1 ] && n=$(retprobe_count brdrw)
 	echo "${n:-0}"
 }
 
@@ -119,9 +111,9 @@ for d in "${devs[@]}"; do
 	flags="" pct=$ALLOC_PCT
 	injecting allocfail-corrupt && [ "$name" = brd ] && flags="-c 1000"
 	injecting allocfail-none && [ "$name" = btt ] && pct=0
-	rep0=$(reports)
+	rep0=$(kernel_reports)
 	werr0=$(dmesg | grep -c 'Write-error on swap-device')
-	[ $BRDPROBE = 1 ] && echo > $T/trace
+	[ $BRDPROBE = 1 ] && retprobe_reset
 	alloc_faults on "$pct"
 	# shellcheck disable=SC2086
 	out=$(run_in_cg "$cg" swapverify -F -s "$SET_MB" -n "$OPS" -w 30 -B "$RETRIES" -S "$KTAP_N" $flags 2>&1)
@@ -132,7 +124,7 @@ for d in "${devs[@]}"; do
 	src=$?
 	[ $src -eq 124 ] && SUM_HANG=$((SUM_HANG + 1))
 	werr=$(( $(dmesg | grep -c 'Write-error on swap-device') - werr0 ))
-	rep=$(( $(reports) - rep0 ))
+	rep=$(( $(kernel_reports) - rep0 ))
 	pin=$(kv total_pswpin) pout=$(kv total_pswpout) bad=$(kv mismatches)
 	bus=$(kv sigbus) ver=$(kv pages_verified) lost=$(kv pages_unreadable)
 	diag "$name: $islab slab and $ipage page allocations failed; $ver page checks, $bad mismatches, SIGBUS $bus; pswpin $pin, pswpout $pout; kernel said Write-error $werr times (ratelimited)$([ $BRDPROBE = 1 ] && [ "$name" = brd ] && echo "; brd_rw_page() failed $brdrw times")"
@@ -168,7 +160,6 @@ what="pmem: namespace unbound while it backs active swap"
 pdev=${devs[2]#*:}
 pblk=$(basename "$pdev")
 ns=$(basename "$(readlink -f "/sys/block/$pblk/device" 2>/dev/null)")
-swap_used_kb() { awk -v d="$1" '$1 == d { print $4 }' /proc/swaps; }
 if [ ! -b "$pdev" ] || [ -z "$ns" ] || [ ! -e "/sys/bus/nd/drivers/nd_pmem/$ns" ]; then
 	ktap_fail "$what: no pmem namespace bound to nd_pmem ($pdev, '$ns')"
 elif ! swap_on "$pdev"; then
@@ -178,7 +169,7 @@ else
 	# swapverify -B passes over pages lost with the device
 	injecting pmemoff-corrupt && flags="-c 5"
 	out_f=/tmp/swapfaults-off.out
-	rep0=$(reports)
+	rep0=$(kernel_reports)
 	in0=$(vmstat pswpin)
 	# shellcheck disable=SC2086
 	run_in_cg "$cg" swapverify -s "$SET_MB" -n "$OPS" -w 30 -B "$RETRIES" -S 98 $flags > $out_f 2>&1 &
@@ -241,7 +232,7 @@ else
 			echo 3 > /proc/sys/vm/drop_caches &&
 			cmp -n $((16 << 20)) /tmp/pmemoff.pat "$ndev" && vrc=0
 	fi
-	rep=$(( $(reports) - rep0 ))
+	rep=$(( $(kernel_reports) - rep0 ))
 	SUM_PAGES=$((SUM_PAGES + ${ver:-0})) SUM_BAD=$((SUM_BAD + ${bad:-0}))
 	SUM_BUS=$((SUM_BUS + ${bus:-0})) SUM_REP=$((SUM_REP + rep))
 	diag "pmem: unbound $ns with ${used:-0} KiB of swap on $pdev (swapverify running: $running) in ${usecs} s (rc $urc), disk gone: $gone; swapverify rc $rc, ${ver:-0} page checks, ${bad:-?} mismatches, SIGBUS ${bus:-?}, ${lost:-?} pages unreadable, memcg oom_kill ${oom:-?}; /proc/swaps: ${sline:-none}; bound again as ${ndev:-nothing}, 16 MiB verify rc $vrc"
@@ -270,9 +261,6 @@ else
 	fi
 fi
 
-if [ $BRDPROBE = 1 ]; then
-	echo 0 > $T/events/swapfaults/brdrw/enable
-	echo '-:swapfaults/brdrw' >> $T/kprobe_events
-fi
+[ $BRDPROBE = 1 ] && retprobe_off brdrw
 diag "summary: $KTAP_N tests, $SUM_INJ faults injected, $SUM_PAGES pages verified, $SUM_BAD mismatches, $SUM_BUS SIGBUS, $SUM_REP kernel reports, $SUM_HANG hangs"
 ktap_done

@@ -35,6 +35,34 @@ ktap_done() {
 }
 
 vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
+# kv KEY: the value of a KEY=value line of a tool's output in $out
+# (swapverify, swapthreads).
+# shellcheck disable=SC2154 # out: set by the caller
+kv() { sed -n "s/^$1=//p" <<< "$out"; }
+# kernel_reports: report lines in the kernel log so far; the difference
+# across a subtest pins a report to it (the runner judges the console).
+kernel_reports() { dmesg | grep -cE 'BUG:|WARNING:|Oops|KASAN:|general protection|Call Trace:'; }
+# swap_used_kb DEV: KiB of swap in use on DEV, from /proc/swaps.
+swap_used_kb() { awk -v d="$1" '$1 == d { print $4 }' /proc/swaps; }
+
+# retprobe_on EVENT FUNC: a kretprobe event syncio/EVENT on FUNC that
+# records only the calls returning non-zero; status 0 when it is on.
+# retprobe_count EVENT: those calls since the trace was last cleared
+# (retprobe_reset); retprobe_off EVENT removes it.
+TRACING=/sys/kernel/tracing
+retprobe_on() {
+	local e=$TRACING/events/syncio/$1
+	[ -w $TRACING/kprobe_events ] || return 1
+	echo "r:syncio/$1 $2 ret=\$retval:s32" >> $TRACING/kprobe_events 2>/dev/null || return 1
+	echo 'ret != 0' > "$e/filter" && echo 8192 > $TRACING/buffer_size_kb &&
+		echo 1 > "$e/enable"
+}
+retprobe_count() { grep -c " $1:" $TRACING/trace; }
+retprobe_reset() { echo > $TRACING/trace; }
+retprobe_off() {
+	echo 0 > "$TRACING/events/syncio/$1/enable"
+	echo "-:syncio/$1" >> $TRACING/kprobe_events
+}
 # meminfo_mib FIELD: a /proc/meminfo field in MiB.
 meminfo_mib() { awk -v k="$1:" '$1 == k { print int($2 / 1024) }' /proc/meminfo; }
 
