@@ -19,7 +19,10 @@
  * version; on the others it only reads a word, to fault the page while
  * its owner may be faulting it too.  A pageout thread calls MADV_PAGEOUT
  * on the whole set in a loop meanwhile, so pages are swapped out under
- * the walkers.  After the last round one thread checks every page.
+ * the walkers.  A walker starts round r only once r page-out passes have
+ * completed, so that every round meets swap even on a device where one
+ * pass takes longer than a round (btt under emulation).  After the last
+ * round one thread checks every page.
  *
  * Prints key=value lines: pages, rounds, threads, checks (page checks
  * made), bad_pages (pages that read wrong data at least once),
@@ -52,7 +55,7 @@ static unsigned int nthreads = 4, rounds = 8;
 static unsigned long checks[MAX_THREADS], failed[MAX_THREADS];
 static volatile int stop_pageout;
 static long corrupt_page = -1;	/* -c: a write the page's version misses */
-static unsigned long pageouts;
+static unsigned long pageouts;	/* written by the pageout thread only */
 static long first_bad = -1;
 static pthread_mutex_t bad_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -115,11 +118,19 @@ static void *pageout(void *arg)
 	(void)arg;
 	while (!stop_pageout) {
 		if (madvise(set, npages * page_size, MADV_PAGEOUT) == 0)
-			pageouts++;
+			__atomic_store_n(&pageouts, pageouts + 1,
+					 __ATOMIC_RELEASE);
 		else
 			usleep(1000);
 	}
 	return NULL;
+}
+
+/* Wait for n page-out passes in all, so that round n meets swap. */
+static void wait_pageouts(unsigned long n)
+{
+	while (__atomic_load_n(&pageouts, __ATOMIC_ACQUIRE) < n)
+		usleep(1000);
 }
 
 static void *walker(void *arg)
@@ -128,6 +139,7 @@ static void *walker(void *arg)
 	volatile uint8_t sink;
 
 	for (unsigned int r = 0; r < rounds; r++) {
+		wait_pageouts(r);
 		for (size_t p = 0; p < npages; p++) {
 			if (p % nthreads != id) {
 				/* fault it, racing its owner */
