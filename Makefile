@@ -35,17 +35,34 @@ AUTHOR        := $(AUTHOR_NAME) <$(AUTHOR_EMAIL)>
 TREE      := $(BUILD)/linux
 BASETREE  := $(BUILD)/linux-base
 GITTREE   := $(BUILD)/linux-git
+
+# KCONFIG=test (the default): tinyconfig and kconfig-fragments/[0-9]*.config,
+# the kernels every test runs.  KCONFIG=distro: Debian's cloud-amd64
+# configuration with the fragments in kconfig-fragments/distro/, for
+# benchmarks (make bench, insn-profile, bisect-bench) as distributions
+# build the kernel; its kernels live in build/obj/distro-*.
+KCONFIG   ?= test
+ifeq ($(KCONFIG),test)
 OBJ       := $(BUILD)/obj/series
 BASEOBJ   := $(BUILD)/obj/base
+FRAGMENTS := $(sort $(wildcard $(TOP)/kconfig-fragments/[0-9]*.config))
+BASECONFIG :=
+else ifeq ($(KCONFIG),distro)
+OBJ       := $(BUILD)/obj/distro-series
+BASEOBJ   := $(BUILD)/obj/distro-base
+FRAGMENTS := $(sort $(wildcard $(TOP)/kconfig-fragments/distro/*.config))
+BASECONFIG := $(BUILD)/distro/config
+else
+$(error KCONFIG=$(KCONFIG): use KCONFIG=test or KCONFIG=distro)
+endif
 KERNEL    ?= $(OBJ)/arch/x86/boot/bzImage
 BASE_KERNEL := $(BASEOBJ)/arch/x86/boot/bzImage
-
-FRAGMENTS := $(sort $(wildcard $(TOP)/kconfig-fragments/[0-9]*.config))
 VARIANTS  := modules noswap nodma nopmem
 
 export A B BENCH ROUNDS SAVE_KERNELS ICOUNT DEVS INJECT
 export TOP BUILD TREE BASETREE GITTREE OBJ BASEOBJ BASE_VERSION DEB_VERSION \
 	BASE_SHA256 BASE KSRC BASE_TARBALL JOBS FRAGMENTS VARIANTS AUTHOR \
+	KCONFIG BASECONFIG \
 	AUTHOR_NAME AUTHOR_EMAIL
 export QUILT_PATCHES := patches
 export QUILT_SERIES  := series
@@ -79,10 +96,12 @@ export:
 	@$(TOP)/scripts/export-patches.sh
 
 kernel: apply
+	@$(if $(BASECONFIG),$(TOP)/scripts/distro-config.sh)
 	@$(TOP)/scripts/build-kernel.sh $(TREE) $(OBJ) $(FRAGMENTS)
 
 base-kernel: base
 	@$(TOP)/scripts/base-tree.sh
+	@$(if $(BASECONFIG),$(TOP)/scripts/distro-config.sh)
 	@$(TOP)/scripts/build-kernel.sh $(BASETREE) $(BASEOBJ) $(FRAGMENTS)
 
 # v6.1.4 with the fixes in stable/ (outside the series), for 6.1.y users.

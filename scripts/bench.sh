@@ -57,6 +57,10 @@ if [ -n "${ICOUNT:-}" ]; then
 	cmd+=" ICOUNT=1"
 fi
 [ -n "${BENCH_CMDLINE:-}" ] && cmd+=" BENCH_CMDLINE='$BENCH_CMDLINE'"
+if [ "${KCONFIG:-test}" != test ]; then
+	cmd+=" KCONFIG=$KCONFIG"
+	machine+="; kernels configured from $(cat "$BASECONFIG.version" 2>/dev/null | sed 's/^/Debian linux-config-6.1 /') cloud-amd64 (KCONFIG=$KCONFIG)"
+fi
 {
 	echo "bench: $BENCH, A=$A ($ka), B=$B ($kb), $ROUNDS rounds, order A B in odd rounds, B A in even ones"
 	echo "machine: $machine"

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Configure (tinyconfig + fragments) and build a kernel out of tree.
 # usage: build-kernel.sh SRC OBJ FRAGMENT...
+# With BASECONFIG set (KCONFIG=distro), the fragments are merged over that
+# configuration file instead of tinyconfig.
 # Honours JOBS, and uses ccache when CC is not set by the caller.
 # New warnings (compiler, objtool, linker: any ": warning: " line but the
 # base's own iomap_copy_64 one) are printed at the end; with
@@ -51,10 +53,16 @@ defined=$(IFS='|'; grep -rhoE "^(menu)?config (${syms[*]})\$" --include='Kconfig
 
 # Reconfigure when the fragment list, any fragment or the defined set changed.
 stamp="$obj/.fragments"
-want=$(for f in "${frags[@]}"; do echo "$f $(sha256sum < "$f")"; done; echo "defined: $defined")
+want=$(for f in "${frags[@]}"; do echo "$f $(sha256sum < "$f")"; done; echo "defined: $defined"
+	[ -z "${BASECONFIG:-}" ] || echo "base config: $(sha256sum < "$BASECONFIG")")
 if [ ! -f "$obj/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 	rm -f "$stamp"	# a failed reconfiguration must not look done
-	kmake tinyconfig >/dev/null
+	if [ -n "${BASECONFIG:-}" ]; then
+		[ -f "$BASECONFIG" ] || die "no $BASECONFIG (scripts/distro-config.sh makes it)"
+		cp "$BASECONFIG" "$obj/.config"
+	else
+		kmake tinyconfig >/dev/null
+	fi
 	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}" >"$obj/merge.log" 2>&1) ||
 		{ cat "$obj/merge.log" >&2; die "merge_config.sh failed"; }
 	kmake olddefconfig >/dev/null

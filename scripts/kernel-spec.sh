@@ -9,9 +9,9 @@
 built_objdir() {
 	case $1 in
 	base) make --no-print-directory -C "$TOP" base-kernel >&2 || return 1
-	      echo "$BUILD/obj/base" ;;
+	      echo "${BASEOBJ:-$BUILD/obj/base}" ;;
 	series) make --no-print-directory -C "$TOP" kernel >&2 || return 1
-		echo "$BUILD/obj/series" ;;
+		echo "${OBJ:-$BUILD/obj/series}" ;;
 	series@[0-9]*) built_at "${1#series@}" ;;
 	*) echo "built_objdir: '$1' is neither base, series nor series@N" >&2
 	   return 1 ;;
@@ -25,7 +25,9 @@ built_at() {	# built_at N
 		echo "built_objdir: the series has no patch $1" >&2
 		return 1
 	fi
-	obj=$BUILD/obj/at-$(printf %02d "$n")
+	local series=${OBJ:-$BUILD/obj/series} pre=
+	[ "${KCONFIG:-test}" = test ] || pre=$KCONFIG-
+	obj=$BUILD/obj/${pre}at-$(printf %02d "$n")
 	# Up to date (same patches 1..N, same fragments): no pop, no build, so
 	# the quilt tree's files keep their times and build/obj/series is not
 	# rebuilt after every use of series@N.
@@ -36,13 +38,14 @@ built_at() {	# built_at N
 		return 0
 	fi
 	make --no-print-directory -C "$TOP" apply >&2 || return 1
-	if [ ! -d "$obj" ] && [ -f "$BUILD/obj/series/.config" ]; then
-		cp -a "$BUILD/obj/series" "$obj.tmp" && mv "$obj.tmp" "$obj" || return 1
+	if [ ! -d "$obj" ] && [ -f "$series/.config" ]; then
+		cp -a "$series" "$obj.tmp" && mv "$obj.tmp" "$obj" || return 1
 	fi
 	rm -f "$obj/.series-at"
 	echo "built_objdir: building the series up to patch $n ($p) in $obj" >&2
 	(cd "$TREE" && quilt --quiltrc=/dev/null pop -q "$p") >&2 || return 1
-	"$TOP/scripts/build-kernel.sh" "$TREE" "$obj" "$TOP"/kconfig-fragments/[0-9]*.config >&2 || rc=1
+	# shellcheck disable=SC2086 # FRAGMENTS is a list of paths
+	"$TOP/scripts/build-kernel.sh" "$TREE" "$obj" ${FRAGMENTS:-"$TOP"/kconfig-fragments/[0-9]*.config} >&2 || rc=1
 	(cd "$TREE" && quilt --quiltrc=/dev/null push -a -q --fuzz=0) >&2 ||
 		{ echo "built_objdir: cannot push the series back onto $TREE" >&2; return 1; }
 	if [ "$rc" = 0 ]; then
@@ -57,5 +60,7 @@ series_at_stamp() {
 	local p
 	"$TOP/scripts/series-list.sh" | head -n "$1" | while read -r p; do
 		cat "$TOP/patches/$p"
-	done | cat - "$TOP"/kconfig-fragments/[0-9]*.config | sha256sum | cut -d' ' -f1
+	# shellcheck disable=SC2086 # FRAGMENTS is a list of paths
+	done | cat - ${FRAGMENTS:-"$TOP"/kconfig-fragments/[0-9]*.config} ${BASECONFIG:-} |
+		sha256sum | cut -d' ' -f1
 }
