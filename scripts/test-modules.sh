@@ -3,14 +3,16 @@
 # an initramfs for it: the project initramfs with /tests/modules/*.ko
 # appended as a second cpio archive (the kernel unpacks both).  Prints
 # nothing, and the runner uses the plain initramfs, when the kernel has no
-# object directory beside it (a copied bzImage) or no module support; the
-# tests that need a module then say so.
+# object directory beside it (a copied bzImage), no module support or no
+# dmaengine core (the KCONFIG=distro benchmark kernels); the tests that
+# need a module then say so.
 # usage: scripts/test-modules.sh KERNEL
 set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
 kernel=$(realpath "$1")
 obj=${kernel%/arch/x86/boot/bzImage}
 [ "$obj" != "$kernel" ] && [ -f "$obj/Module.symvers" ] && grep -q '^CONFIG_MODULES=y' "$obj/.config" || exit 0
+grep -q '^CONFIG_DMA_ENGINE=y' "$obj/.config" || exit 0
 key=$(cat "$obj/include/config/kernel.release" "$obj/Module.symvers" "$TOP"/tests/modules/* "$BUILD/initramfs.cpio" | sha256sum | cut -c1-16)
 out=$BUILD/test-modules/$key
 if [ ! -f "$out/initramfs.cpio" ]; then
