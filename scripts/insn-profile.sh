@@ -64,6 +64,9 @@ pmemdma)
 	INSN_CMDLINE_B+=" bench.pmemdma_rw=${INSN_RW:-read,write}" ;;
 *) die "INSN_BENCH=$INSN_BENCH: only swaplat, biocache, zramfio and pmemdma can be profiled" ;;
 esac
+# Built with -O2 (KCONFIG=distro), ksys_pread64() and ksys_pwrite64() are
+# inlined into their system calls: count from the system call's entry.
+[ "${KCONFIG:-test}" = test ] || INCL_FUNCS=${INCL_FUNCS//ksys_p/__x64_sys_p}
 
 # shellcheck source=scripts/kernel-spec.sh
 . "$TOP/scripts/kernel-spec.sh"
@@ -114,6 +117,8 @@ boot() {	# boot OBJDIR K DEV
 	fi
 	local extra=${INSN_CMDLINE_A:-}
 	[ "$2" = B ] && extra=${INSN_CMDLINE_B:-}
+	# The plugin works on System.map's addresses: no KASLR (distro config)
+	grep -q '^CONFIG_RANDOMIZE_BASE=y' "$1/.config" && extra="nokaslr${extra:+ $extra}"
 	rm -f "$out/$3-$2.tb"
 	QEMU_EXTRA="-plugin $plugin,toggle=$t,skip=0,out=$out/$3-$2.tb$incl" ICOUNT=1 \
 		BENCH_CMDLINE="bench.devs=$3 bench.insnprof=${INSN_GUEST:-1}${extra:+ $extra}" \
