@@ -23,7 +23,7 @@ if [ -n "$want" ] && [ "$want" != "(none)" ] &&
 	# apt's sandbox user cannot write here; downloading as root is fine
 	apt-get download -q "linux-config-6.1=$want" >/dev/null 2>download.log ||
 		{ cat download.log >&2; die "apt-get download linux-config-6.1=$want failed"; }
-	rm -f $deb
+	rm -f "$deb"
 	deb=$(ls linux-config-6.1_*_amd64.deb | sort -V | tail -1)
 fi
 [ -n "$deb" ] || die "no linux-config-6.1 package: apt-get update, or check the Debian registry"

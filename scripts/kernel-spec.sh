@@ -55,12 +55,13 @@ built_at() {	# built_at N
 	return "$rc"
 }
 
-# series_at_stamp N: a digest of patches 1..N and the config fragments.
+# series_at_stamp N: a digest of patches 1..N, the config fragments and
+# the base configuration (KCONFIG=distro).
+# shellcheck disable=SC2086 # FRAGMENTS is a list of paths
 series_at_stamp() {
 	local p
 	"$TOP/scripts/series-list.sh" | head -n "$1" | while read -r p; do
 		cat "$TOP/patches/$p"
-	# shellcheck disable=SC2086 # FRAGMENTS is a list of paths
 	done | cat - ${FRAGMENTS:-"$TOP"/kconfig-fragments/[0-9]*.config} ${BASECONFIG:-} |
 		sha256sum | cut -d' ' -f1
 }
