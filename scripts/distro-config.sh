@@ -2,8 +2,8 @@
 # The starting configuration of the distribution benchmark kernels
 # (make ... KCONFIG=distro): Debian's own 6.1 configuration for its
 # cloud-amd64 flavour, from the package linux-config-6.1, with every
-# module turned off (the drivers the benchmarks use are built in by the
-# fragments, see kconfig-fragments/distro/README).  Writes $BASECONFIG
+# module turned off (the drivers the benchmarks use are built in by
+# kconfig-fragments/distro/distro.config).  Writes $BASECONFIG
 # and, beside it, the package version it came from.
 #
 # apt-get download checks the package against Debian's signed index; the
@@ -21,10 +21,15 @@ deb=$(ls linux-config-6.1_*_amd64.deb 2>/dev/null | sort -V | tail -1 || true)
 if [ -n "$want" ] && [ "$want" != "(none)" ] &&
    [ "$deb" != "linux-config-6.1_${want//:/%3a}_amd64.deb" ]; then
 	# apt's sandbox user cannot write here; downloading as root is fine
-	apt-get download -q "linux-config-6.1=$want" >/dev/null 2>download.log ||
-		{ cat download.log >&2; die "apt-get download linux-config-6.1=$want failed"; }
-	rm -f "$deb"
-	deb=$(ls linux-config-6.1_*_amd64.deb | sort -V | tail -1)
+	if apt-get download -q "linux-config-6.1=$want" >/dev/null 2>download.log; then
+		rm -f "$deb"
+		deb=$(ls linux-config-6.1_*_amd64.deb | sort -V | tail -1)
+	elif [ -n "$deb" ]; then
+		echo "distro-config: warning: apt-get download linux-config-6.1=$want failed; using the kept $deb" >&2
+	else
+		cat download.log >&2
+		die "apt-get download linux-config-6.1=$want failed"
+	fi
 fi
 [ -n "$deb" ] || die "no linux-config-6.1 package: apt-get update, or check the Debian registry"
 ver=$(dpkg-deb -f "$deb" Version)
