@@ -14,6 +14,9 @@ check() {	# check SRC OBJ LABEL
 	: > "$out/$label.txt"
 	for f in $files; do
 		[ -f "$src/$f" ] || continue
+		# W=1's warnings come from the compiler: an object that is up to
+		# date would not be compiled, and its warnings not seen
+		rm -f "$obj/${f%.c}.o"
 		make -s -C "$src" O="$obj" ARCH=x86_64 C=2 W=1 CHECK="sparse -Wno-decl" "${f%.c}.o" 2>&1 |
 			grep -E 'warning:|error:' | sed -E 's/:[0-9]+(:[0-9]+)?:/:/; s|^.*/linux[^/]*/||' >> "$out/$label.txt"
 	done
