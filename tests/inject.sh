@@ -36,6 +36,7 @@ cases=(
 	"conc-noswapon|50-concurrency.sh|^swapper [12]:||"
 	"conc-fio-corrupt|50-concurrency.sh|^fio verify on /dev/pmem||"
 	"bio-wait-corrupt|60-bio-wait.sh|^bio-wait zram:||"
+	"zram-wb-corrupt|65-zram-writeback.sh|^zram writeback to ||"
 	"biocache-corrupt|70-bio-cache.sh|^null_blk irqmode=2:||"
 	"biocache-teardown|70-bio-cache.sh|^bio_set teardown:||"
 	"biocache-pressure|70-bio-cache.sh|^global memory pressure:||"
