@@ -5,7 +5,11 @@
 # and checks every block.  zram (lzo), brd, pmem, btt (4096 B sectors, sysfs
 # setup without ndctl) and null_blk (memory backed, 512 B blocks).
 # Sequential and random, 4 KiB and 64 KiB, plus 512 B and 2 KiB where the
-# device's logical block size allows.
+# device's logical block size allows.  Then a partition on a bio-based disk
+# (pmem) and on a blk-mq one (loop over a tmpfs file): an MBR whose one
+# partition starts at 1 MiB, fio verify on the partition, and the
+# partition's data compared with the whole disk's at 1 MiB, the sectors
+# before it unchanged.
 . /tests/lib/common.sh
 SIZE=${SIZE:-8M}
 
@@ -29,7 +33,11 @@ for d in "${devs[@]}"; do
 		done
 	done
 done
-ktap_plan ${#cases[@]}
+parts=()
+for d in "${devs[@]}"; do
+	[ "${d%%:*}" = pmem ] && parts=(pmem loop)
+done
+ktap_plan $((${#cases[@]} + ${#parts[@]}))
 
 verify_case() {
 	local name=$1 dev=$2 rw=$3 bs=$4 lb bsb
@@ -78,5 +86,89 @@ verify_case() {
 for c in "${cases[@]}"; do
 	# shellcheck disable=SC2086
 	verify_case $c
+done
+
+# le32 N: N as four little-endian bytes, in printf escapes
+le32() {
+	printf '\\x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) \
+		$(($1 >> 16 & 255)) $(($1 >> 24 & 255))
+}
+
+# part_case NAME DISK: one Linux partition at 1 MiB (sector 2048), 16 MiB.
+part_case() {
+	local name=$1 disk=$2 part out start=2048 nr=32768 mbr=/tmp/mbr.bin
+	if [ ! -b "$disk" ]; then
+		ktap_fail "$name partition: no disk ($disk)"
+		return
+	fi
+	# The first MiB is zeroed, then the MBR goes into its first sector.
+	dd if=/dev/zero of="$disk" bs=1M count=1 oflag=direct 2>/dev/null
+	{
+		dd if=/dev/zero bs=446 count=1 2>/dev/null
+		# shellcheck disable=SC2059
+		printf "\\x00\\xfe\\xff\\xff\\x83\\xfe\\xff\\xff$(le32 $start)$(le32 $nr)"
+		dd if=/dev/zero bs=48 count=1 2>/dev/null
+		printf '\x55\xaa'
+	} > $mbr
+	dd if=$mbr of="$disk" bs=512 count=1 conv=notrunc oflag=direct 2>/dev/null
+	blockdev --rereadpt "$disk"
+	case $disk in *[0-9]) part=${disk}p1 ;; *) part=${disk}1 ;; esac
+	local _
+	for _ in $(seq 100); do
+		[ -b "$part" ] && break
+		sleep 0.1
+	done
+	if [ ! -b "$part" ]; then
+		ktap_fail "$name partition: $part did not appear"
+		return
+	fi
+	if [ "$(cat "/sys/class/block/${part#/dev/}/start")" != $start ]; then
+		ktap_fail "$name partition: $part does not start at sector $start"
+		return
+	fi
+	local common=(--name=p --filename="$part" --direct=1 --ioengine=psync
+		--rw=randwrite --bs=4k --size=8M --verify=crc32c --randrepeat=1
+		--randseed=4343 --verify_state_save=0)
+	if ! out=$(fio --thread "${common[@]}" --do_verify=0 2>&1); then
+		ktap_fail "$name partition: fio write failed"
+		echo "$out" | sed 's/^/#   /' | tail -20
+		return
+	fi
+	if injecting raw-part-overwrite && [ "$name" = pmem ]; then
+		# Through the whole disk, into the partition's data.
+		dd if=/dev/urandom of="$disk" bs=4096 seek=$((start / 8 + 100)) \
+			count=1 oflag=direct 2>/dev/null
+	fi
+	if ! out=$(fio --thread "${common[@]}" --verify_only 2>&1) ||
+	   grep -qiE 'err= *[1-9]' <<< "$out"; then
+		ktap_fail "$name partition: fio verify found bad data"
+		echo "$out" | grep -iE 'verify|bad|crc|error' | head -10 | sed 's/^/#   /'
+		return
+	fi
+	local a b
+	a=$(dd if="$part" bs=64k count=128 iflag=direct 2>/dev/null | md5sum)
+	b=$(dd if="$disk" bs=64k skip=16 count=128 iflag=direct 2>/dev/null | md5sum)
+	if [ "$a" != "$b" ]; then
+		ktap_fail "$name partition: its data is not at sector $start of $disk"
+		return
+	fi
+	a=$(dd if="$disk" bs=512 skip=1 count=$((start - 1)) iflag=direct 2>/dev/null | md5sum)
+	b=$(dd if=/dev/zero bs=512 count=$((start - 1)) 2>/dev/null | md5sum)
+	if [ "$a" != "$b" ]; then
+		ktap_fail "$name partition: sectors before it were written"
+		return
+	fi
+	dd if=/dev/zero of="$disk" bs=512 count=1 oflag=direct 2>/dev/null
+	blockdev --rereadpt "$disk"
+	ktap_ok "$name partition: 8M written at sector $start of $disk through $part, read back and verified (crc32c), found at that offset of the disk"
+}
+
+for name in "${parts[@]}"; do
+	case $name in
+	pmem) part_case pmem "$pmem" ;;
+	loop)	# -P: partition scanning, which a loop device has only on request
+		dd if=/dev/zero of=/tmp/part.img bs=1M count=0 seek=32 2>/dev/null
+		part_case loop "$(losetup -f --show -P /tmp/part.img)" ;;
+	esac
 done
 ktap_done

@@ -23,6 +23,7 @@ shift
 # injection|test file|subtests that must fail (regex)|runner failure (regex)|timeout
 cases=(
 	"raw-overwrite|10-raw-integrity.sh|^zram write bs=4k:||"
+	"raw-part-overwrite|10-raw-integrity.sh|^pmem partition:||"
 	"swap-corrupt|20-swap-integrity.sh|^zram 4k pages: data mismatch||"
 	"swap-slot-brd|20-swap-integrity.sh|^brd 4k pages: data mismatch||"
 	"swap-slot-pmem|20-swap-integrity.sh|^pmem 4k pages: data mismatch||"
