@@ -39,6 +39,35 @@ for d in "${devs[@]}"; do
 done
 ktap_plan $((${#cases[@]} + ${#parts[@]}))
 
+# fio_write LABEL FIO_ARGS...: fio writes its verify pattern; on failure a
+# "not ok LABEL: ..." and status 1.
+fio_write() {
+	local label=$1 out
+	shift
+	if ! out=$(fio --thread "$@" --do_verify=0 2>&1); then
+		ktap_fail "$label: fio write failed"
+		echo "$out" | sed 's/^/#   /' | tail -20
+		return 1
+	fi
+}
+
+# fio_verify LABEL FIO_ARGS...: a separate fio run reads the pattern back
+# and checks every block; on bad data or any fio error a "not ok LABEL: ..."
+# and status 1.
+fio_verify() {
+	local label=$1 out
+	shift
+	if ! out=$(fio --thread "$@" --verify_only 2>&1); then
+		ktap_fail "$label: fio verify found bad data"
+		echo "$out" | grep -iE 'verify|bad|crc|error' | head -10 | sed 's/^/#   /'
+		return 1
+	fi
+	if grep -qiE 'err= *[1-9]' <<< "$out"; then
+		ktap_fail "$label: fio reported errors"
+		return 1
+	fi
+}
+
 verify_case() {
 	local name=$1 dev=$2 rw=$3 bs=$4 lb bsb
 	case $bs in 512) bsb=512 ;; 2k) bsb=2048 ;; 4k) bsb=4096 ;; 64k) bsb=65536 ;; esac
@@ -60,26 +89,13 @@ verify_case() {
 	# Each case has its own seed, and fio's verify header holds seed,
 	# offset and length: data left by an earlier case (or zeroes) cannot
 	# pass for this case's write.
-	local out
-	if ! out=$(fio --thread "${common[@]}" --do_verify=0 2>&1); then
-		ktap_fail "$name $rw bs=$bs: fio write failed"
-		echo "$out" | sed 's/^/#   /' | tail -20
-		return
-	fi
+	fio_write "$name $rw bs=$bs" "${common[@]}" || return
 	if injecting raw-overwrite && [ "$name $rw $bs" = "zram write 4k" ]; then
 		# Overwrite 4 KiB in the middle of what fio wrote (this case only:
 		# make test-inject requires every other case to pass).
 		dd if=/dev/urandom of="$dev" bs=4096 seek=256 count=1 oflag=direct 2>/dev/null
 	fi
-	if ! out=$(fio --thread "${common[@]}" --verify_only 2>&1); then
-		ktap_fail "$name $rw bs=$bs: fio verify found bad data"
-		echo "$out" | grep -iE 'verify|bad|crc|error' | head -10 | sed 's/^/#   /'
-		return
-	fi
-	if grep -q 'verify' <<< "$out" && grep -qiE 'err= *[1-9]' <<< "$out"; then
-		ktap_fail "$name $rw bs=$bs: fio reported errors"
-		return
-	fi
+	fio_verify "$name $rw bs=$bs" "${common[@]}" || return
 	ktap_ok "$name $rw bs=$bs: $size written, read back and verified (crc32c)"
 }
 
@@ -96,7 +112,7 @@ le32() {
 
 # part_case NAME DISK: one Linux partition at 1 MiB (sector 2048), 16 MiB.
 part_case() {
-	local name=$1 disk=$2 part out start=2048 nr=32768 mbr=/tmp/mbr.bin
+	local name=$1 disk=$2 part start=2048 nr=32768 mbr=/tmp/mbr.bin
 	if [ ! -b "$disk" ]; then
 		ktap_fail "$name partition: no disk ($disk)"
 		return
@@ -129,22 +145,13 @@ part_case() {
 	local common=(--name=p --filename="$part" --direct=1 --ioengine=psync
 		--rw=randwrite --bs=4k --size=8M --verify=crc32c --randrepeat=1
 		--randseed=4343 --verify_state_save=0)
-	if ! out=$(fio --thread "${common[@]}" --do_verify=0 2>&1); then
-		ktap_fail "$name partition: fio write failed"
-		echo "$out" | sed 's/^/#   /' | tail -20
-		return
-	fi
+	fio_write "$name partition" "${common[@]}" || return
 	if injecting raw-part-overwrite && [ "$name" = pmem ]; then
 		# Through the whole disk, into the partition's data.
 		dd if=/dev/urandom of="$disk" bs=4096 seek=$((start / 8 + 100)) \
 			count=1 oflag=direct 2>/dev/null
 	fi
-	if ! out=$(fio --thread "${common[@]}" --verify_only 2>&1) ||
-	   grep -qiE 'err= *[1-9]' <<< "$out"; then
-		ktap_fail "$name partition: fio verify found bad data"
-		echo "$out" | grep -iE 'verify|bad|crc|error' | head -10 | sed 's/^/#   /'
-		return
-	fi
+	fio_verify "$name partition" "${common[@]}" || return
 	local a b
 	a=$(dd if="$part" bs=64k count=128 iflag=direct 2>/dev/null | md5sum)
 	b=$(dd if="$disk" bs=64k skip=16 count=128 iflag=direct 2>/dev/null | md5sum)
