@@ -104,7 +104,8 @@ base-kernel: base
 	@$(if $(BASECONFIG),$(TOP)/scripts/distro-config.sh)
 	@$(TOP)/scripts/build-kernel.sh $(BASETREE) $(BASEOBJ) $(FRAGMENTS)
 
-# v6.1.4 with the fixes in stable/ (outside the series), for 6.1.y users.
+# v6.1.4 with the fixes in stable/ (outside the series) and the series' own
+# patches marked for stable (Cc: stable@vger.kernel.org), for 6.1.y users.
 stable-kernel: base
 	@$(TOP)/scripts/stable-kernel.sh
 

@@ -17,6 +17,8 @@ else
 fi
 git -C "$GITTREE" config user.name >/dev/null || git -C "$GITTREE" config user.name "${AUTHOR_NAME:?}"
 git -C "$GITTREE" config user.email >/dev/null || git -C "$GITTREE" config user.email "${AUTHOR_EMAIL:?}"
+# Keep the notes with their commits through git rebase and commit --amend.
+git -C "$GITTREE" config notes.rewriteRef refs/notes/commits
 n=0
 while read -r p; do
 	if ! git -C "$GITTREE" am -q --keep-cr "$TOP/patches/$p"; then
