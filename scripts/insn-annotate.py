@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Annotate a kernel function's disassembly with exact execution counts.
 
-usage: insn-annotate.py OBJDIR RUN.tb FUNC [FUNC...]
+usage: insn-annotate.py [--per ENTRY] OBJDIR RUN.tb FUNC [FUNC...]
 
 OBJDIR is a kernel build directory (vmlinux, System.map); RUN.tb is one
 insnprof plugin output of a boot of that kernel (make insn-profile keeps
@@ -10,7 +10,9 @@ prints objdump's disassembly with, on each instruction, its executions
 per swap I/O (executions of the first instruction of swap_readpage()
 plus swap_writepage(), as in report.md), and the function's total: the
 way to see which lines of a function the difference in report.md comes
-from.  Needs binutils' objdump.
+from.  --per ENTRY divides by the executions of ENTRY's first
+instruction instead (--per __x64_sys_pread64 for INSN_BENCH=zramfio:
+per read).  Needs binutils' objdump.
 """
 import os
 import subprocess
@@ -21,14 +23,18 @@ import insnprof  # noqa: E402
 
 
 def main(argv):
+    per = insnprof.ENTRIES
+    what = 'swap I/O'
+    if argv[:1] == ['--per'] and len(argv) > 1:
+        per, what, argv = (argv[1],), f'call of {argv[1]}', argv[2:]
     if len(argv) < 3:
         sys.exit(__doc__)
     obj, tb, funcs = argv[0], argv[1], argv[2:]
     smap = insnprof.SymMap(os.path.join(obj, 'System.map'))
     counts = insnprof.read_tb(tb)
-    nio = sum(insnprof.entries(smap, counts, fn) for fn in insnprof.ENTRIES)
+    nio = sum(insnprof.entries(smap, counts, fn) for fn in per)
     if not nio:
-        sys.exit(f'insn-annotate: no swap I/O in {tb}')
+        sys.exit(f'insn-annotate: no {what} in {tb}')
     for fn in funcs:
         if fn not in smap.by_name:
             sys.exit(f'insn-annotate: no {fn} in {obj}/System.map')
@@ -42,7 +48,7 @@ def main(argv):
                               os.path.join(obj, 'vmlinux')],
                              capture_output=True, text=True, check=True).stdout
         total = 0.0
-        print(f'== {fn} ({nio} swap I/Os)')
+        print(f'== {fn} ({nio} executions of {"/".join(per)})')
         for line in dis.splitlines():
             head = line.split(':', 1)[0].strip()
             try:
@@ -52,7 +58,7 @@ def main(argv):
             n = counts.get(va, 0) / nio
             total += n
             print(f'{n:8.2f} {line.strip()}')
-        print(f'{total:8.2f} total per swap I/O\n')
+        print(f'{total:8.2f} total per {what}\n')
 
 
 if __name__ == '__main__':
