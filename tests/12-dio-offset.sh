@@ -14,7 +14,7 @@
 #
 # v6.1.4 fails this on zram (dma_alignment 511, but the data wrong and the
 # buffer's neighbours overwritten) and on btt with 4096 B sectors (EIO);
-# the fixes are patches 58-59 of the series, which apply to v6.1.4 alone
+# the fixes are patches 57-58 of the series, which apply to v6.1.4 alone
 # (make stable-kernel builds v6.1.4 with them).
 . /tests/lib/common.sh
 
