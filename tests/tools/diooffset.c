@@ -87,13 +87,27 @@ static void guards(const char *what, const unsigned char *area, size_t off,
 	}
 }
 
+/* what became of a transfer of len bytes that returned r */
+static const char *outcome(const char *op, ssize_t r, size_t len)
+{
+	int err = errno;
+
+	if (r < 0 && err == EINVAL)
+		return "refused";
+	if (r != (ssize_t)len) {
+		printf("error: %s: returned %zd (%s)\n", op, r, r < 0 ? strerror(err) : "short");
+		errors++;
+		return "failed";
+	}
+	return "ok";
+}
+
 int main(int argc, char **argv)
 {
 	unsigned char *area, *aligned, *want1, *want2, *buf;
 	size_t off, len, total;
 	const char *rres, *wres;
 	size_t PG;
-	ssize_t r;
 	int fd, before;
 
 	/* the last line is the verdict: keep stdout in order with stderr */
@@ -141,16 +155,10 @@ int main(int argc, char **argv)
 	/* read into the offset buffer */
 	memset(area, GUARD, total);
 	before = errors;
-	r = pread(fd, buf, len, 0);
-	if (r < 0 && errno == EINVAL) {
-		rres = "refused";
+	rres = outcome("read", pread(fd, buf, len, 0), len);
+	if (!strcmp(rres, "refused")) {
 		guards("refused read", area, PG + off, 0, total);
-	} else if (r != (ssize_t)len) {
-		printf("error: read: returned %zd (%s)\n", r, r < 0 ? strerror(errno) : "short");
-		errors++;
-		rres = "failed";
-	} else {
-		rres = "ok";
+	} else if (!strcmp(rres, "ok")) {
 		compare("read: data", buf, want1, len);
 		guards("read", area, PG + off, len, total);
 	}
@@ -161,16 +169,7 @@ int main(int argc, char **argv)
 	memset(area, GUARD, total);
 	memcpy(buf, want2, len);
 	before = errors;
-	r = pwrite(fd, buf, len, 0);
-	if (r < 0 && errno == EINVAL) {
-		wres = "refused";
-	} else if (r != (ssize_t)len) {
-		printf("error: write: returned %zd (%s)\n", r, r < 0 ? strerror(errno) : "short");
-		errors++;
-		wres = "failed";
-	} else {
-		wres = "ok";
-	}
+	wres = outcome("write", pwrite(fd, buf, len, 0), len);
 	guards("write", area, PG + off, len, total);
 	compare("write: buffer changed", buf, want2, len);
 	memset(aligned, 0, len);
