@@ -40,18 +40,19 @@ devs=("zram:$zram" "brd:$(brd_dev 0)" "pmem:$pmem" "btt:$btt"
 MODE=/sys/module/nd_pmem/parameters/mode
 mq=no
 [ -e $MODE ] && [ -e /tests/modules/swdma.ko ] && mq=yes
+# pmem_mq: set mqdev to the rebound disk, "none" if that fails.
 pmem_mq() {
 	local ns disk
+	mqdev=none
 	ns=$(basename "$(dirname "$(dirname "$(readlink -f "/sys/block/${pmem#/dev/}")")")")
-	echo "$ns" > /sys/bus/nd/drivers/nd_pmem/unbind &&
-		echo mq > $MODE &&
-		echo "$ns" > /sys/bus/nd/drivers/nd_pmem/bind || return 1
-	disk=$(ls "/sys/bus/nd/devices/$ns/block" 2>/dev/null | head -1)
-	[ -n "$disk" ] && [ -d "/sys/block/$disk/mq" ] || return 1
+	pmem_rebind "$ns" mq || return 1
+	disk=$PMEM_DISK
+	[ -d "/sys/block/$disk/mq" ] || { diag "$disk is not blk-mq after a rebind with mode=mq"; return 1; }
 	insmod /tests/modules/swdma.ko channels=1 &&
 		echo 1 > "/sys/block/$disk/pmem/dma" &&
-		echo 4 > "/sys/block/$disk/pmem/dma_threshold_kb" || return 1
-	echo "/dev/$disk"
+		echo 4 > "/sys/block/$disk/pmem/dma_threshold_kb" ||
+		{ diag "cannot load swdma or turn on $disk's DMA"; return 1; }
+	mqdev=/dev/$disk
 }
 
 cases=()
@@ -72,7 +73,7 @@ for c in "${cases[@]}"; do
 	name=${d%%:*} dev=${d#*:}
 	label="$name offset=$off length=$len"
 	if [ "$dev" = mq ]; then
-		mqdev=${mqdev:-$(pmem_mq || echo none)}
+		[ -n "${mqdev:-}" ] || pmem_mq
 		dev=$mqdev
 	fi
 	if [ ! -b "$dev" ] && [ ! -f "$dev" ]; then

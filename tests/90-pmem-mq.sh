@@ -167,7 +167,6 @@
 KO=/tests/modules/swdma.ko
 SW=/sys/module/swdma/parameters
 SWDRV=/sys/bus/platform/drivers/swdma
-NDDRV=/sys/bus/nd/drivers/nd_pmem
 MODE=/sys/module/nd_pmem/parameters/mode
 T=/sys/kernel/tracing
 SET_MB=${SET_MB:-32}
@@ -206,32 +205,16 @@ for n in /sys/bus/nd/devices/"$REGION"/namespace*; do
 	break
 done
 PM=/sys/block/$DISK/pmem
-ns_disk() { ls "/sys/bus/nd/devices/$NS/block" 2>/dev/null | head -1; }
-nd_unbind() { echo "$NS" > $NDDRV/unbind; }
-nd_bind() { echo "$NS" > $NDDRV/bind; }
 
-# rebind [MODE]: unbind the namespace from nd_pmem, set nd_pmem.mode to
-# MODE if given, bind it again and wait for its disk.  Sets DISK DEV PM.
+# rebind [MODE]: pmem_rebind the namespace (tests/lib/common.sh), counting
+# an unbind or bind that does not return as a hang.  Sets DISK DEV PM.
 rebind() {
 	local rc
-	within 60 nd_unbind
+	pmem_rebind "$NS" "${1:-}"
 	rc=$?
-	[ $rc -eq 124 ] && hang "unbinding $NS from nd_pmem"
-	[ $rc -eq 0 ] || { diag "unbind $NS failed ($rc)"; return 1; }
-	if [ -n "${1:-}" ]; then
-		echo "$1" > $MODE || { diag "cannot set nd_pmem.mode=$1"; return 1; }
-	fi
-	within 60 nd_bind
-	rc=$?
-	[ $rc -eq 124 ] && hang "binding $NS to nd_pmem"
-	[ $rc -eq 0 ] || { diag "bind $NS failed ($rc): $(dmesg | grep -i pmem | tail -2)"; return 1; }
-	for _ in $(seq 100); do
-		DISK=$(ns_disk)
-		[ -n "$DISK" ] && [ -b "/dev/$DISK" ] && break
-		sleep 0.1
-	done
-	DEV=/dev/$DISK PM=/sys/block/$DISK/pmem
-	[ -n "$DISK" ] && [ -b "$DEV" ] || { diag "no disk for $NS after the bind"; return 1; }
+	[ $rc -eq 124 ] && hang "rebinding $NS to nd_pmem"
+	[ $rc -eq 0 ] || return 1
+	DISK=$PMEM_DISK DEV=/dev/$PMEM_DISK PM=/sys/block/$PMEM_DISK/pmem
 	# The request counts below come from the disk's stat, which counts
 	# only with I/O accounting on: off by default in both modes.
 	IOSTATS0=$(cat "/sys/block/$DISK/queue/iostats")

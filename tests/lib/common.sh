@@ -108,6 +108,38 @@ pmem_dev() {
 	return 1
 }
 
+# pmem_rebind NAMESPACE [MODE]: unbind NAMESPACE (namespaceX.Y) from
+# nd_pmem, set nd_pmem.mode to MODE if given, bind it again and wait for
+# its new disk, whose name (pmemN) it leaves in PMEM_DISK.  Says what went
+# wrong in a diag line and returns 124 if the unbind or the bind had not
+# returned after 60 s (the task is left stuck in the kernel), 1 on any
+# other failure.
+sysfs_write() { echo "$1" > "$2"; }
+pmem_rebind() {
+	local ns=$1 mode=${2:-} drv=/sys/bus/nd/drivers/nd_pmem rc _
+	PMEM_DISK=
+	within 60 sysfs_write "$ns" $drv/unbind
+	rc=$?
+	[ $rc -eq 124 ] && { diag "unbinding $ns from nd_pmem did not return in 60 s"; return 124; }
+	[ $rc -eq 0 ] || { diag "unbinding $ns from nd_pmem failed ($rc)"; return 1; }
+	if [ -n "$mode" ]; then
+		sysfs_write "$mode" /sys/module/nd_pmem/parameters/mode ||
+			{ diag "cannot set nd_pmem.mode=$mode"; return 1; }
+	fi
+	within 60 sysfs_write "$ns" $drv/bind
+	rc=$?
+	[ $rc -eq 124 ] && { diag "binding $ns to nd_pmem did not return in 60 s"; return 124; }
+	[ $rc -eq 0 ] || { diag "binding $ns to nd_pmem failed ($rc): $(dmesg | grep -i pmem | tail -2)"; return 1; }
+	for _ in $(seq 100); do
+		PMEM_DISK=$(ls "/sys/bus/nd/devices/$ns/block" 2>/dev/null | head -1)
+		[ -n "$PMEM_DISK" ] && [ -b "/dev/$PMEM_DISK" ] && return 0
+		sleep 0.1
+	done
+	diag "no disk for $ns 10 s after binding it to nd_pmem"
+	PMEM_DISK=
+	return 1
+}
+
 # btt_setup N [SECTOR]: turn the Nth pmem region into a BTT with sysfs only
 # (no ndctl): unbind the namespace, configure the region's btt seed, bind.
 btt_setup() {
