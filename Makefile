@@ -69,7 +69,7 @@ export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
 	bisect-build checkpatch sparse check check-full test test-inject test-inject-build test-base test-debug \
-	stable-kernel variants initramfs bisect-test bench bisect-bench insn-profile mail send mail-selftest rebase-check clean distclean help
+	stable-kernel mainline-check variants initramfs bisect-test bench bisect-bench insn-profile mail send mail-selftest rebase-check clean distclean help
 
 all: deps base apply kernel
 	@echo "bzImage: $(KERNEL)"
@@ -108,6 +108,11 @@ base-kernel: base
 # patches marked for stable (Cc: stable@vger.kernel.org), for 6.1.y users.
 stable-kernel: base
 	@$(TOP)/scripts/stable-kernel.sh
+
+# mainline/: the mainline (v6.12) forms of the series' fixes that mainline
+# needs too; they apply, pass checkpatch and build there.
+mainline-check:
+	@$(TOP)/scripts/mainline-check.sh
 
 bisect-build: base
 	@$(TOP)/scripts/bisect-build.sh

@@ -3,7 +3,9 @@
 # stable/, through the base tree's scripts/checkpatch.pl --strict.  Any ERROR, WARNING or CHECK fails, unless
 # the patch's notes below "---" justify that message type with a line
 #     checkpatch: TYPE: why it is right here
-# (TYPE as printed by --show-types, e.g. LONG_LINE).
+# (TYPE as printed by --show-types, e.g. LONG_LINE).  PATCHES (a list of
+# paths) and TREE check other patches against another tree: make
+# mainline-check uses them for mainline/ on v6.12.
 set -uo pipefail
 : "${TOP:?}" "${TREE:?}"
 cp=$TREE/scripts/checkpatch.pl
@@ -34,6 +36,8 @@ while read -r f; do
 	else
 		echo "checkpatch: ok   $p"
 	fi
-done < <("$TOP/scripts/series-list.sh" | sed "s|^|$TOP/patches/|"; ls "$TOP"/stable/*.patch 2>/dev/null)
+done < <(if [ -n "${PATCHES:-}" ]; then printf '%s\n' $PATCHES
+	else "$TOP/scripts/series-list.sh" | sed "s|^|$TOP/patches/|"; ls "$TOP"/stable/*.patch 2>/dev/null
+	fi)
 echo "checkpatch: $n patches, $fail with unjustified errors/warnings/checks"
 [ $fail -eq 0 ]
