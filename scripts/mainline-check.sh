@@ -8,11 +8,13 @@
 # touch built in, with no warning that the same file does not give
 # without them.  The tree is build/mainline/linux-source-6.12 (a git
 # repository made from the tarball once), objects in build/mainline/obj.
+# MAINLINE_PATCHES=DIR checks the patches in DIR instead of mainline/.
 set -euo pipefail
 : "${TOP:?}" "${BUILD:?}"
 die() { echo "mainline-check: error: $*" >&2; exit 1; }
-mapfile -t patches < <(ls "$TOP"/mainline/*.patch 2>/dev/null)
-[ ${#patches[@]} -gt 0 ] || die "no patches in $TOP/mainline"
+dir_patches=${MAINLINE_PATCHES:-$TOP/mainline}
+mapfile -t patches < <(ls "$dir_patches"/*.patch 2>/dev/null)
+[ ${#patches[@]} -gt 0 ] || die "no patches in $dir_patches"
 "$TOP/scripts/deps.sh" linux-source-6.12
 tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -1)
 [ -n "$tarball" ] || die "linux-source-6.12 is installed but /usr/src/linux-source-6.12.tar.* is missing"
@@ -44,7 +46,8 @@ for f in "${files[@]}"; do objs+=("${f%.c}.o"); done
 mkdir -p "$obj"
 make -s -C "$src" O="$obj" x86_64_defconfig
 "$src/scripts/config" --file "$obj/.config" -e ZSMALLOC -e ZRAM -e LIBNVDIMM -e BLK_DEV_PMEM -e ND_BTT -e BTT \
-	-e X86_PMEM_LEGACY -e ZONE_DEVICE -e MEMORY_HOTPLUG -e MEMORY_HOTREMOVE
+	-e X86_PMEM_LEGACY -e ZONE_DEVICE -e MEMORY_HOTPLUG -e MEMORY_HOTREMOVE \
+	-d WERROR	# warnings are compared below, not fatal
 make -s -C "$src" O="$obj" olddefconfig
 for c in ZRAM BTT; do
 	grep -q "^CONFIG_$c=y" "$obj/.config" || die "CONFIG_$c is not built in after olddefconfig"
