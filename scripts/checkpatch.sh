@@ -3,9 +3,9 @@
 # stable/, through the base tree's scripts/checkpatch.pl --strict.  Any ERROR, WARNING or CHECK fails, unless
 # the patch's notes below "---" justify that message type with a line
 #     checkpatch: TYPE: why it is right here
-# (TYPE as printed by --show-types, e.g. LONG_LINE).  PATCHES (a list of
-# paths) and TREE check other patches against another tree: make
-# mainline-check uses them for mainline/ on v6.12.
+# (TYPE as printed by --show-types, e.g. LONG_LINE).  CHECKPATCH_PATCHES
+# (newline-separated paths) and TREE check other patches against another
+# tree: make mainline-check uses them for mainline/ on v6.12.
 set -uo pipefail
 : "${TOP:?}" "${TREE:?}"
 cp=$TREE/scripts/checkpatch.pl
@@ -14,6 +14,11 @@ fail=0 n=0
 while read -r f; do
 	p=${f#"$TOP"/}
 	n=$((n + 1))
+	if [ ! -f "$f" ] || [ ! -r "$f" ]; then
+		echo "checkpatch: FAIL $p: no such readable file"
+		fail=$((fail + 1))
+		continue
+	fi
 	# Types justified in the notes (between the first "---" and the diff).
 	allowed=$(awk '/^---$/ {notes=1; next} /^diff --git/ {exit} notes' "$f" |
 		sed -n 's/^[[:space:]]*checkpatch: \([A-Z_][A-Z_]*\):.*/\1/p' | sort -u)
@@ -36,7 +41,7 @@ while read -r f; do
 	else
 		echo "checkpatch: ok   $p"
 	fi
-done < <(if [ -n "${PATCHES:-}" ]; then printf '%s\n' $PATCHES
+done < <(if [ -n "${CHECKPATCH_PATCHES:-}" ]; then printf '%s\n' "$CHECKPATCH_PATCHES"
 	else "$TOP/scripts/series-list.sh" | sed "s|^|$TOP/patches/|"; ls "$TOP"/stable/*.patch 2>/dev/null
 	fi)
 echo "checkpatch: $n patches, $fail with unjustified errors/warnings/checks"

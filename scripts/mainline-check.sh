@@ -12,15 +12,16 @@
 set -euo pipefail
 : "${TOP:?}" "${BUILD:?}"
 die() { echo "mainline-check: error: $*" >&2; exit 1; }
-dir_patches=${MAINLINE_PATCHES:-$TOP/mainline}
+dir_patches=$(realpath "${MAINLINE_PATCHES:-$TOP/mainline}")
 mapfile -t patches < <(ls "$dir_patches"/*.patch 2>/dev/null)
 [ ${#patches[@]} -gt 0 ] || die "no patches in $dir_patches"
 "$TOP/scripts/deps.sh" linux-source-6.12
-tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -1)
+tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -1 || true)
 [ -n "$tarball" ] || die "linux-source-6.12 is installed but /usr/src/linux-source-6.12.tar.* is missing"
 dir=$BUILD/mainline src=$BUILD/mainline/linux-source-6.12 obj=$BUILD/mainline/obj
 mkdir -p "$dir"
-if [ ! -d "$src/.git" ]; then
+# Unpacked and committed once; a run interrupted before the tag starts over.
+if ! git -C "$src" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
 	echo "mainline-check: unpacking $tarball"
 	rm -rf "$src"
 	tar -C "$dir" -xf "$tarball"
@@ -34,15 +35,16 @@ git -C "$src" am --abort >/dev/null 2>&1 || true
 git -C "$src" checkout -q -f --detach base
 git -C "$src" clean -q -fdx
 git -C "$src" -c user.name=mainline-check -c user.email=mainline-check@invalid am -q "${patches[@]}" ||
-	die "a patch in mainline/ does not apply to v$version"
+	die "a patch in $dir_patches does not apply to v$version"
 echo "mainline-check: ${#patches[@]} patch(es) apply to v$version"
 
-PATCHES="${patches[*]}" TREE=$src "$TOP/scripts/checkpatch.sh"
+CHECKPATCH_PATCHES=$(printf '%s\n' "${patches[@]}") TREE=$src "$TOP/scripts/checkpatch.sh"
 
 # The C files the patches touch; the drivers they belong to built in.
 mapfile -t files < <(git -C "$src" diff --name-only base HEAD -- '*.c')
 objs=()
 for f in "${files[@]}"; do objs+=("${f%.c}.o"); done
+[ ${#objs[@]} -gt 0 ] || die "the patches touch no C file: nothing to build"
 mkdir -p "$obj"
 make -s -C "$src" O="$obj" x86_64_defconfig
 "$src/scripts/config" --file "$obj/.config" -e ZSMALLOC -e ZRAM -e LIBNVDIMM -e BLK_DEV_PMEM -e ND_BTT -e BTT \
