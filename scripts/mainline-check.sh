@@ -70,4 +70,4 @@ if [ -n "$new" ]; then
 	echo "$new" | sed 's/^/  /'
 	exit 1
 fi
-echo "mainline-check: ok: ${objs[*]} build with W=1 on v$version, no new warnings ($(echo "$with" | sed '/^$/d' | wc -l) kinds of warning in both)"
+echo "mainline-check: ok: ${objs[*]} build with W=1 on v$version, no new warnings ($(echo "$with" | sed '/^$/d' | wc -l) kinds of warning with the patches, all also without)"

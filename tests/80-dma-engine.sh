@@ -243,8 +243,6 @@ fi
 ktap_result $rc "${DESC[5]}"
 
 # 7: unbind while dmatest runs (iterations with no end in sight).
-swdma_unbind() { echo swdma > $DRV/unbind; }
-swdma_bind() { echo swdma > $DRV/bind; }
 rc=0
 echo 200 > $SW/delay_us
 if ! dt_start 1000000 2 0; then
@@ -253,7 +251,7 @@ else
 	c0=$(sw completed)
 	sleep 2
 	[ "$(sw completed)" -gt "$c0" ] || diag "no descriptor completed in 2 s before the unbind"
-	within 30 swdma_unbind
+	within 30 sysfs_write swdma $DRV/unbind
 	urc=$?
 	[ $urc -eq 124 ] && diag "unbind did not return within 30 s"
 	[ $urc -eq 0 ] || { rc=1; diag "unbind failed ($urc)"; }
@@ -280,7 +278,7 @@ ktap_result $rc "${DESC[6]}"
 # its channels go), use, unload.
 rc=0
 dmesg -c > /dev/null
-within 30 swdma_bind || { rc=1; diag "bind failed or did not return: $(dmesg | grep swdma | tail -2)"; }
+within 30 sysfs_write swdma $DRV/bind || { rc=1; diag "bind failed or did not return: $(dmesg | grep swdma | tail -2)"; }
 nch=$(swdma_chans | wc -l)
 [ "$nch" -eq 2 ] || { rc=1; diag "$nch swdma channels after the bind, not 2"; }
 if [ $rc = 0 ]; then

@@ -720,8 +720,7 @@ else
 		diag "fio ended before the unbind ($moved DMA requests): the unbind was not under I/O"
 	fi
 	diag "unbinding swdma after $moved DMA requests"
-	swdma_unbind() { echo swdma > $SWDRV/unbind; }
-	within 30 swdma_unbind
+	within 30 sysfs_write swdma $SWDRV/unbind
 	urc=$?
 	[ $urc -eq 124 ] && hang "unbinding swdma"
 	[ $urc -eq 0 ] || { rc=1; diag "swdma unbind failed ($urc)"; }

@@ -108,6 +108,19 @@ pmem_dev() {
 	return 1
 }
 
+# nd_disk_wait DEVICE TENTHS: wait up to TENTHS tenths of a second for the
+# nd DEVICE (namespaceX.Y, bttX.Y) to have a block disk with its /dev node,
+# and print the disk's name (pmemN, pmemNs).
+nd_disk_wait() {
+	local disk _
+	for _ in $(seq "$2"); do
+		disk=$(ls "/sys/bus/nd/devices/$1/block" 2>/dev/null | head -1)
+		[ -n "$disk" ] && [ -b "/dev/$disk" ] && { echo "$disk"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
 # pmem_rebind NAMESPACE [MODE]: unbind NAMESPACE (namespaceX.Y) from
 # nd_pmem, set nd_pmem.mode to MODE if given, bind it again and wait for
 # its new disk, whose name (pmemN) it leaves in PMEM_DISK.  Says what went
@@ -116,7 +129,7 @@ pmem_dev() {
 # other failure.
 sysfs_write() { echo "$1" > "$2"; }
 pmem_rebind() {
-	local ns=$1 mode=${2:-} drv=/sys/bus/nd/drivers/nd_pmem rc _
+	local ns=$1 mode=${2:-} drv=/sys/bus/nd/drivers/nd_pmem rc
 	PMEM_DISK=
 	within 60 sysfs_write "$ns" $drv/unbind
 	rc=$?
@@ -130,20 +143,15 @@ pmem_rebind() {
 	rc=$?
 	[ $rc -eq 124 ] && { diag "binding $ns to nd_pmem did not return in 60 s"; return 124; }
 	[ $rc -eq 0 ] || { diag "binding $ns to nd_pmem failed ($rc): $(dmesg | grep -i pmem | tail -2)"; return 1; }
-	for _ in $(seq 100); do
-		PMEM_DISK=$(ls "/sys/bus/nd/devices/$ns/block" 2>/dev/null | head -1)
-		[ -n "$PMEM_DISK" ] && [ -b "/dev/$PMEM_DISK" ] && return 0
-		sleep 0.1
-	done
+	PMEM_DISK=$(nd_disk_wait "$ns" 100) && return 0
 	diag "no disk for $ns 10 s after binding it to nd_pmem"
-	PMEM_DISK=
 	return 1
 }
 
 # btt_setup N [SECTOR]: turn the Nth pmem region into a BTT with sysfs only
 # (no ndctl): unbind the namespace, configure the region's btt seed, bind.
 btt_setup() {
-	local region ns btt sector=${2:-4096} i
+	local region ns btt sector=${2:-4096} disk
 	region=$(pmem_regions | sed -n "$((${1:-0} + 1))p")
 	[ -n "$region" ] || return 1
 	ns=$(basename "$(ls -d /sys/bus/nd/devices/"$region"/namespace* | head -1)")
@@ -153,14 +161,8 @@ btt_setup() {
 	echo "$sector" > "/sys/bus/nd/devices/$btt/sector_size" || return 1
 	cat /proc/sys/kernel/random/uuid > "/sys/bus/nd/devices/$btt/uuid" || return 1
 	echo "$btt" > /sys/bus/nd/drivers/nd_pmem/bind || return 1
-	for i in $(seq 50); do
-		if [ -d "/sys/bus/nd/devices/$btt/block" ]; then
-			echo "/dev/$(ls "/sys/bus/nd/devices/$btt/block")"
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
+	disk=$(nd_disk_wait "$btt" 50) || return 1
+	echo "/dev/$disk"
 }
 
 # null_blk comes from the command line: memory backed, 512 B blocks.
