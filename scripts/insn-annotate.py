@@ -2,6 +2,7 @@
 """Annotate a kernel function's disassembly with exact execution counts.
 
 usage: insn-annotate.py [--per ENTRY] OBJDIR RUN.tb FUNC [FUNC...]
+       insn-annotate.py --kinds [--per ENTRY] OBJDIR RUN.tb
 
 OBJDIR is a kernel build directory (vmlinux, System.map); RUN.tb is one
 insnprof plugin output of a boot of that kernel (make insn-profile keeps
@@ -13,6 +14,15 @@ way to see which lines of a function the difference in report.md comes
 from.  --per ENTRY divides by the executions of ENTRY's first
 instruction instead (--per __x64_sys_pread64 for INSN_BENCH=zramfio:
 per read).  Needs binutils' objdump.
+
+--kinds prints, instead of functions, how many of the window's executed
+instructions per swap I/O (or per ENTRY) are of each kind: direct and
+indirect calls and jumps, returns (ret, or a jump to the return thunk),
+lock-prefixed instructions, conditional branches and the rest, with the
+__fentry__ call sites (NOPs at run time) apart and user space as one
+row.  Under QEMU TCG an indirect branch or return leaves the translated
+block through a lookup, so two kernels that differ in these rows differ
+in emulation cost more than their instruction counts say.
 """
 import os
 import subprocess
@@ -22,12 +32,68 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import insnprof  # noqa: E402
 
 
+KERNEL_BASE = 0xffffffff80000000
+
+
+def kind_of(insn):
+    """The kind of one objdump instruction text (see --kinds)."""
+    op = insn.split()[0] if insn.split() else ''
+    indirect = '*' in insn or 'indirect_thunk' in insn
+    if op == 'call' and '<__fentry__>' in insn:
+        return 'fentry call site (a NOP at run time)'
+    if op.startswith('ret') or (op == 'jmp' and 'return_thunk' in insn):
+        return 'return'
+    if op == 'call':
+        return 'indirect call' if indirect else 'direct call'
+    if op == 'jmp':
+        return 'indirect jump' if indirect else 'direct jump'
+    if op == 'lock':
+        return 'lock-prefixed'
+    if op.startswith('j'):
+        return 'conditional branch'
+    return 'other'
+
+
+def kinds(obj, counts, nio, what):
+    """Print the executed instructions per I/O by kind (--kinds)."""
+    addrs = sorted(a for a in counts if a >= KERNEL_BASE)
+    tot = {}
+    if addrs:
+        dis = subprocess.run(['objdump', '-d', '--no-show-raw-insn',
+                              f'--start-address={addrs[0]:#x}',
+                              f'--stop-address={addrs[-1] + 16:#x}',
+                              os.path.join(obj, 'vmlinux')],
+                             capture_output=True, text=True, check=True).stdout
+        for line in dis.splitlines():
+            head, sep, insn = line.partition(':')
+            try:
+                va = int(head.strip(), 16)
+            except ValueError:
+                continue
+            if sep and va in counts:
+                k = kind_of(insn.strip())
+                tot[k] = tot.get(k, 0) + counts.pop(va)
+    user = sum(n for a, n in counts.items() if a < KERNEL_BASE)
+    rest = sum(n for a, n in counts.items() if a >= KERNEL_BASE)
+    if user:
+        tot['user space'] = user
+    if rest:
+        tot['kernel, not in vmlinux (modules, trampolines)'] = rest
+    print(f'== executed instructions per {what}, by kind')
+    for k in sorted(tot, key=lambda k: -tot[k]):
+        print(f'{tot[k] / nio:10.1f} {k}')
+    print(f'{sum(tot.values()) / nio:10.1f} total')
+
+
 def main(argv):
     per = insnprof.ENTRIES
     what = 'swap I/O'
+    by_kind = argv[:1] == ['--kinds']
+    if by_kind:
+        argv = argv[1:]
     if argv[:1] == ['--per'] and len(argv) > 1:
         per, what, argv = (argv[1],), f'call of {argv[1]}', argv[2:]
-    if len(argv) < 3:
+    if len(argv) < (2 if by_kind else 3):
         sys.exit(__doc__)
     obj, tb, funcs = argv[0], argv[1], argv[2:]
     smap = insnprof.SymMap(os.path.join(obj, 'System.map'))
@@ -35,6 +101,9 @@ def main(argv):
     nio = sum(insnprof.entries(smap, counts, fn) for fn in per)
     if not nio:
         sys.exit(f'insn-annotate: no {what} in {tb}')
+    if by_kind:
+        kinds(obj, counts, nio, what)
+        return
     for fn in funcs:
         if fn not in smap.by_name:
             sys.exit(f'insn-annotate: no {fn} in {obj}/System.map')
