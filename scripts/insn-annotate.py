@@ -15,16 +15,19 @@ from.  --per ENTRY divides by the executions of ENTRY's first
 instruction instead (--per __x64_sys_pread64 for INSN_BENCH=zramfio:
 per read).  Needs binutils' objdump.
 
---kinds prints, instead of functions, how many of the window's executed
-instructions per swap I/O (or per ENTRY) are of each kind: direct and
-indirect calls and jumps, returns (ret, or a jump to the return thunk),
-lock-prefixed instructions, conditional branches and the rest, with the
-__fentry__ call sites (NOPs at run time) apart and user space as one
-row.  Under QEMU TCG an indirect branch or return leaves the translated
+--kinds (first argument) prints, instead of functions, how many of the
+window's executed instructions per swap I/O (or per ENTRY) are of each
+kind: direct and indirect calls and jumps (a call or jump to a retpoline
+thunk counts as indirect), returns (ret, or a jump to the return thunk),
+returns to user space, lock-prefixed instructions, conditional branches
+and the rest, with the __fentry__ and paravirt call sites (rewritten at
+boot) apart, the bytes the boot-time patching left where objdump lists
+other instructions, and user space as one row.  Under QEMU TCG an indirect branch or return leaves the translated
 block through a lookup, so two kernels that differ in these rows differ
 in emulation cost more than their instruction counts say.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -32,17 +35,31 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import insnprof  # noqa: E402
 
 
-KERNEL_BASE = 0xffffffff80000000
+PREFIXES = ('cs', 'ds', 'notrack', 'bnd')
+THUNK = re.compile(r'<__x86_indirect_thunk_\w+>')
 
 
 def kind_of(insn):
     """The kind of one objdump instruction text (see --kinds)."""
-    op = insn.split()[0] if insn.split() else ''
-    indirect = '*' in insn or 'indirect_thunk' in insn
-    if op == 'call' and '<__fentry__>' in insn:
+    words = insn.split()
+    while words and words[0] in PREFIXES:
+        words = words[1:]
+    if not words:
+        return 'other'
+    op = words[0]
+    if op in ('callq', 'jmpq', 'retq'):	# older binutils
+        op = op[:-1]
+    rest = ' '.join(words[1:])
+    if op == 'call' and '<__fentry__>' in rest:
         return 'fentry call site (a NOP at run time)'
-    if op.startswith('ret') or (op == 'jmp' and 'return_thunk' in insn):
+    if op == 'call' and 'pv_ops' in rest:
+        return 'paravirt call site (patched at boot)'
+    if op == 'ret' or (op == 'jmp' and '<__x86_return_thunk>' in rest):
         return 'return'
+    if op in ('sysret', 'sysretq', 'sysretl', 'iret', 'iretq', 'iretl'):
+        return 'return to user space'
+    # a retpoline's own call into itself (thunk+offset) is not a call site
+    indirect = rest.startswith('*') or THUNK.search(rest)
     if op == 'call':
         return 'indirect call' if indirect else 'direct call'
     if op == 'jmp':
@@ -54,9 +71,9 @@ def kind_of(insn):
     return 'other'
 
 
-def kinds(obj, counts, nio, what):
+def kinds(obj, smap, counts, nio, what):
     """Print the executed instructions per I/O by kind (--kinds)."""
-    addrs = sorted(a for a in counts if a >= KERNEL_BASE)
+    addrs = sorted(a for a in counts if a >= insnprof.USER_TOP)
     tot = {}
     if addrs:
         dis = subprocess.run(['objdump', '-d', '--no-show-raw-insn',
@@ -73,12 +90,14 @@ def kinds(obj, counts, nio, what):
             if sep and va in counts:
                 k = kind_of(insn.strip())
                 tot[k] = tot.get(k, 0) + counts.pop(va)
-    user = sum(n for a, n in counts.items() if a < KERNEL_BASE)
-    rest = sum(n for a, n in counts.items() if a >= KERNEL_BASE)
-    if user:
-        tot['user space'] = user
-    if rest:
-        tot['kernel, not in vmlinux (modules, trampolines)'] = rest
+    for va, n in counts.items():
+        if va < insnprof.USER_TOP:
+            k = 'user space'
+        elif smap.in_text(va):
+            k = 'vmlinux text objdump does not list (patched at boot)'
+        else:
+            k = 'outside vmlinux (modules, trampolines)'
+        tot[k] = tot.get(k, 0) + n
     print(f'== executed instructions per {what}, by kind')
     for k in sorted(tot, key=lambda k: -tot[k]):
         print(f'{tot[k] / nio:10.1f} {k}')
@@ -102,7 +121,7 @@ def main(argv):
     if not nio:
         sys.exit(f'insn-annotate: no {what} in {tb}')
     if by_kind:
-        kinds(obj, counts, nio, what)
+        kinds(obj, smap, counts, nio, what)
         return
     for fn in funcs:
         if fn not in smap.by_name:
