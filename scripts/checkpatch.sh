@@ -1,6 +1,7 @@
 #!/bin/bash
-# make checkpatch: every patch of the series, and the stable-only fixes in
-# stable/, through the base tree's scripts/checkpatch.pl --strict.  Any ERROR, WARNING or CHECK fails, unless
+# make checkpatch: every patch of the series, the stable-only fixes in
+# stable/ and the patches resolved for a 6.1.y in ports/, through the base
+# tree's scripts/checkpatch.pl --strict.  Any ERROR, WARNING or CHECK fails, unless
 # the patch's notes below "---" justify that message type with a line
 #     checkpatch: TYPE: why it is right here
 # (TYPE as printed by --show-types, e.g. LONG_LINE).  CHECKPATCH_PATCHES
@@ -42,7 +43,8 @@ while read -r f; do
 		echo "checkpatch: ok   $p"
 	fi
 done < <(if [ -n "${CHECKPATCH_PATCHES:-}" ]; then printf '%s\n' "$CHECKPATCH_PATCHES"
-	else "$TOP/scripts/series-list.sh" | sed "s|^|$TOP/patches/|"; ls "$TOP"/stable/*.patch 2>/dev/null
+	else "$TOP/scripts/series-list.sh" | sed "s|^|$TOP/patches/|"
+		ls "$TOP"/stable/*.patch "$TOP"/ports/*/*.patch 2>/dev/null
 	fi)
 echo "checkpatch: $n patches, $fail with unjustified errors/warnings/checks"
 [ $fail -eq 0 ]
