@@ -22,9 +22,10 @@ thunk counts as indirect), returns (ret, or a jump to the return thunk),
 returns to user space, lock-prefixed instructions, conditional branches
 and the rest, with the __fentry__ and paravirt call sites (rewritten at
 boot) apart, the bytes the boot-time patching left where objdump lists
-other instructions, and user space as one row.  Under QEMU TCG an indirect branch or return leaves the translated
-block through a lookup, so two kernels that differ in these rows differ
-in emulation cost more than their instruction counts say.
+other instructions, and user space as one row.  Under QEMU TCG an
+indirect branch or return leaves the translated block through a lookup,
+so two kernels that differ in these rows differ in emulation cost more
+than their instruction counts say.
 """
 import os
 import re
@@ -33,6 +34,22 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import insnprof  # noqa: E402
+
+
+def disassemble(obj, start, stop):
+    """objdump's instructions of OBJ/vmlinux in [START, STOP): (address, line)."""
+    dis = subprocess.run(['objdump', '-d', '--no-show-raw-insn',
+                          f'--start-address={start:#x}', f'--stop-address={stop:#x}',
+                          os.path.join(obj, 'vmlinux')],
+                         capture_output=True, text=True, check=True).stdout
+    for line in dis.splitlines():
+        head, sep, _ = line.partition(':')
+        try:
+            va = int(head.strip(), 16)
+        except ValueError:
+            continue
+        if sep:
+            yield va, line.strip()
 
 
 PREFIXES = ('cs', 'ds', 'notrack', 'bnd')
@@ -76,19 +93,9 @@ def kinds(obj, smap, counts, nio, what):
     addrs = sorted(a for a in counts if a >= insnprof.USER_TOP)
     tot = {}
     if addrs:
-        dis = subprocess.run(['objdump', '-d', '--no-show-raw-insn',
-                              f'--start-address={addrs[0]:#x}',
-                              f'--stop-address={addrs[-1] + 16:#x}',
-                              os.path.join(obj, 'vmlinux')],
-                             capture_output=True, text=True, check=True).stdout
-        for line in dis.splitlines():
-            head, sep, insn = line.partition(':')
-            try:
-                va = int(head.strip(), 16)
-            except ValueError:
-                continue
-            if sep and va in counts:
-                k = kind_of(insn.strip())
+        for va, line in disassemble(obj, addrs[0], addrs[-1] + 16):
+            if va in counts:
+                k = kind_of(line.partition(':')[2].strip())
                 tot[k] = tot.get(k, 0) + counts.pop(va)
     for va, n in counts.items():
         if va < insnprof.USER_TOP:
@@ -131,21 +138,12 @@ def main(argv):
         while i + 1 < len(smap.addrs) and smap.addrs[i + 1] == start:
             i += 1
         stop = smap.addrs[i + 1] if i + 1 < len(smap.addrs) else start + 4096
-        dis = subprocess.run(['objdump', '-d', '--no-show-raw-insn',
-                              f'--start-address={start:#x}', f'--stop-address={stop:#x}',
-                              os.path.join(obj, 'vmlinux')],
-                             capture_output=True, text=True, check=True).stdout
         total = 0.0
         print(f'== {fn} ({nio} executions of {"/".join(per)})')
-        for line in dis.splitlines():
-            head = line.split(':', 1)[0].strip()
-            try:
-                va = int(head, 16)
-            except ValueError:
-                continue
+        for va, line in disassemble(obj, start, stop):
             n = counts.get(va, 0) / nio
             total += n
-            print(f'{n:8.2f} {line.strip()}')
+            print(f'{n:8.2f} {line}')
         print(f'{total:8.2f} total per {what}\n')
 
 
