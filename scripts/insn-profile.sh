@@ -31,6 +31,10 @@
 # INSN_RW=write keeps only the reads or the writes in the window.
 # INSN_CMDLINE_A / INSN_CMDLINE_B add kernel command line words to the
 # boots of A / B (after the benchmark's own).
+# INSN_MEM=BITS also has the plugin count each instruction's memory
+# accesses and the misses of a model software TLB of 1 << BITS entries
+# (8: the 256 entries QEMU starts with), written beside each RUN.tb as
+# RUN.tb.mem; scripts/insn-mem.py compares them, A against B, per function.
 # Counts vary between boots of one kernel by a few instructions per I/O
 # (README: "repeatable within"): the sampling of the guest's clocksource
 # and random numbers still varies.
@@ -120,7 +124,7 @@ boot() {	# boot OBJDIR K DEV
 	# The plugin works on System.map's addresses: no KASLR (distro config)
 	grep -q '^CONFIG_RANDOMIZE_BASE=y' "$1/.config" && extra="nokaslr${extra:+ $extra}"
 	rm -f "$out/$3-$2.tb"
-	QEMU_EXTRA="-plugin $plugin,toggle=$t,skip=0,out=$out/$3-$2.tb$incl" ICOUNT=1 \
+	QEMU_EXTRA="-plugin $plugin,toggle=$t,skip=0,out=$out/$3-$2.tb$incl${INSN_MEM:+,mem=$INSN_MEM}" ICOUNT=1 \
 		BENCH_CMDLINE="bench.devs=$3 bench.insnprof=${INSN_GUEST:-1}${extra:+ $extra}" \
 		"$TOP/scripts/bench-boot.sh" "$1/arch/x86/boot/bzImage" "$out/$3-$2.log" \
 		"$INSN_BENCH" 1 "$2" "$out/results.tsv" >/dev/null

@@ -32,6 +32,16 @@
  * must have one vCPU: callbacks from any other vCPU are counted in
  * "# incl-other-vcpu".
  *
+ * mem=BITS also counts, per instruction, its memory accesses inside a
+ * window and how many of them would miss a software TLB like QEMU's own:
+ * direct-mapped, 1 << BITS entries of 4 KiB pages, one table for kernel
+ * addresses and one for user addresses, each with an 8-entry victim
+ * table.  It is a model, not QEMU's TLB (which is resized at each flush
+ * and flushed on every CR3 write, invisible to a plugin): what it shows
+ * is how many distinct pages a path touches and how they collide.  The
+ * counts go to OUT.mem, one line "vaddr accesses misses" per instruction
+ * (user space on one line with address 0).
+ *
  * Counting: every instruction gets an inline "add 1" that TCG runs just
  * before the instruction.  An instruction the translation block does not
  * reach, because an earlier one raised an exception or (under -icount)
@@ -78,6 +88,12 @@ void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
 void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn, int op,
 						void *ptr, uint64_t imm);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, udata_cb_t cb, void *udata);
+typedef uint32_t qemu_plugin_meminfo_t;
+#define QEMU_PLUGIN_MEM_RW		3
+typedef void (*vcpu_mem_cb_t)(unsigned int vcpu, qemu_plugin_meminfo_t info,
+			      uint64_t vaddr, void *udata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, vcpu_mem_cb_t cb,
+				      int flags, int rw, void *udata);
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
 
@@ -87,6 +103,7 @@ struct insn {
 	uint64_t count;		/* executions, bumped inline by TCG code */
 	uint64_t start;		/* count when the window opened */
 	uint64_t acc;		/* executions inside windows */
+	uint64_t mem, miss;	/* mem=: accesses and model TLB misses in windows */
 };
 
 #define NSLOT (1u << 22)
@@ -113,6 +130,46 @@ static uint64_t switch_addr;	/* __switch_to_asm, or 0 */
 static int nincl;
 static uint64_t kinsns;		/* every kernel instruction, bumped inline */
 static uint64_t other_vcpu;
+
+/* mem=: the model TLB (see the top of the file). */
+#define NVICTIM 8
+static int tlb_bits;
+static struct tlb {
+	uint64_t *page;		/* page number + 1 per entry, 0 if empty */
+	uint64_t victim[NVICTIM];
+	unsigned int next;	/* victim entry to replace next */
+} tlb[2];			/* kernel, user addresses */
+
+static bool tlb_miss(uint64_t vaddr)
+{
+	struct tlb *t = &tlb[vaddr < USER_TOP];
+	uint64_t pg = (vaddr >> 12) + 1;
+	uint64_t *e = &t->page[(vaddr >> 12) & ((1u << tlb_bits) - 1)];
+
+	if (*e == pg)
+		return false;
+	for (int i = 0; i < NVICTIM; i++) {
+		if (t->victim[i] == pg) {	/* swap, as QEMU's victim TLB does */
+			t->victim[i] = *e;
+			*e = pg;
+			return false;
+		}
+	}
+	t->victim[t->next] = *e;
+	t->next = (t->next + 1) % NVICTIM;
+	*e = pg;
+	return true;
+}
+
+static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	struct insn *p = udata;
+
+	if (!open_)
+		return;
+	p->mem++;
+	p->miss += tlb_miss(vaddr);
+}
 
 static void window_edge(struct insn *p)
 {
@@ -255,6 +312,9 @@ static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		qemu_plugin_register_vcpu_insn_exec_inline(in, QEMU_PLUGIN_INLINE_ADD_U64,
 							   &p->count, 1);
+		if (tlb_bits)
+			qemu_plugin_register_vcpu_mem_cb(in, mem_cb, QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_RW, p);
 		if (va == toggle)
 			qemu_plugin_register_vcpu_insn_exec_cb(in, toggle_cb,
 							       QEMU_PLUGIN_CB_NO_REGS, NULL);
@@ -294,8 +354,32 @@ static void dump(struct insn *p)
 		fprintf(out, "%" PRIx64 " %" PRIu64 "\n", p == &user ? 0 : p->vaddr, p->acc);
 }
 
+static void dump_mem(struct insn *p)
+{
+	if (p->mem)
+		fprintf(out, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
+			p == &user ? 0 : p->vaddr, p->mem, p->miss);
+}
+
 static void at_exit(qemu_plugin_id_t id, void *udata)
 {
+	if (tlb_bits) {
+		char *path = malloc(strlen(outpath) + 5);
+
+		if (path) {
+			sprintf(path, "%s.mem", outpath);
+			out = fopen(path, "w");
+			if (out) {
+				fprintf(out, "# insnprof-mem 1 tlb-bits %d victim %d\n",
+					tlb_bits, NVICTIM);
+				for_each_insn(dump_mem);
+				fclose(out);
+			} else {
+				perror(path);
+			}
+			free(path);
+		}
+	}
 	out = fopen(outpath, "w");
 	if (!out) {
 		perror(outpath);
@@ -334,6 +418,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			} while (*e == ':');
 		} else if (!strncmp(argv[i], "switch=", 7)) {
 			switch_addr = strtoull(argv[i] + 7, NULL, 16);
+		} else if (!strncmp(argv[i], "mem=", 4)) {
+			tlb_bits = atoi(argv[i] + 4);
+			if (tlb_bits < 1 || tlb_bits > 20) {
+				fprintf(stderr, "insnprof: mem=BITS: 1 to 20\n");
+				return -1;
+			}
+			for (int k = 0; k < 2; k++) {
+				tlb[k].page = calloc(1u << tlb_bits, sizeof(uint64_t));
+				if (!tlb[k].page)
+					return -1;
+			}
 		} else if (!strncmp(argv[i], "out=", 4)) {
 			outpath = strdup(argv[i] + 4);
 		} else {

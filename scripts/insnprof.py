@@ -260,17 +260,26 @@ def read_incl(path, smap, funcs):
     return out
 
 
+FOOT_MIN = 0.9	# executions per call that make an instruction part of the footprint
+
+
+def footprint(counts, ncalls):
+    """Distinct kernel instruction addresses executed at least FOOT_MIN
+    times per call."""
+    return sum(1 for va, c in counts.items() if va >= USER_TOP and c >= FOOT_MIN * ncalls)
+
+
 def main_incl(argv):
     out, run, an, amap, bn, bmap = argv[:6]
     funcs = argv[6:]
     d = os.path.dirname(os.path.abspath(out))
     maps = {'A': SymMap(amap), 'B': SymMap(bmap)}
-    incl, prof = {}, {}
+    incl, prof, counts = {}, {}, {}
     for k in 'AB':
         tb = os.path.join(d, f'{run}-{k}.tb')
-        counts = read_tb(tb)
+        counts[k] = read_tb(tb)
         incl[k] = read_incl(tb, maps[k], funcs)
-        prof[k] = per_function(maps[k], counts, load_ksyms(os.path.join(d, f'{run}-{k}.log')))
+        prof[k] = per_function(maps[k], counts[k], load_ksyms(os.path.join(d, f'{run}-{k}.log')))
     # instructions per call over the calls that did not sleep
     # (None when every call slept: no count to give)
     per = {k: {fn: (incl[k][fn][1] / (incl[k][fn][0] - incl[k][fn][2])
@@ -317,6 +326,13 @@ def main_incl(argv):
               '| function | A | B | diff |', '|---|---:|---:|---:|']
     for diff, fn, ia, ib in rows:
         lines.append(f'| {fn} | {ia:.1f} | {ib:.1f} | {diff:+.1f} |')
+    fa, fb = (footprint(counts[k], n[k]) for k in 'AB')
+    lines += ['', '## Code footprint', '',
+              f'Distinct kernel instructions (addresses) executed at least {FOOT_MIN} times',
+              f'per call of {funcs[0]}: A {fa}, B {fb} ({fb - fa:+d}, B/A {fb / max(fa, 1):.3f}).',
+              'Under TCG each distinct instruction is translated host code that every',
+              'call runs through, so this, more than the count per call, is the size of',
+              'the host code (and host instruction cache) a call needs.']
     with open(out, 'w') as f:
         f.write('\n'.join(lines) + '\n')
 

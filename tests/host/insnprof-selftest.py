@@ -217,6 +217,35 @@ check('report: nothing given to the last System.map symbol',
       table_row(rep, 'last_text_fn') is None and table_row(rep, 'after_end_text_symbol') is None
       and (table_row(rep, '[other kernel]', 6) or [''] * 4)[3] == '+25.0', table_row(rep, '[other kernel]', 6))
 
+# 5a. the code footprint of the zramfio report: distinct kernel addresses
+# executed at least 0.9 times per call, user space left out
+check('footprint: 3 of 4 kernel addresses reach 0.9 per call, user space not counted',
+      ip.footprint({0: 10 ** 6, READ: 100, READ + 3: 90, SUBMIT: 89, SUBMIT + 4: 1000}, 100) == 3,
+      ip.footprint({0: 10 ** 6, READ: 100, READ + 3: 90, SUBMIT: 89, SUBMIT + 4: 1000}, 100))
+
+# 5b. scripts/insn-mem.py: accesses and model TLB misses per call, by function
+MEM = os.path.join(TOP, 'scripts', 'insn-mem.py')
+ma, mb = fresh(), fresh()
+for dd, sub_mem, sub_miss in ((ma, 300, 10), (mb, 500, 40)):
+    with open(os.path.join(dd, 'System.map'), 'w') as f:
+        f.write(SYSTEM_MAP)
+    with open(os.path.join(dd, 'r.tb'), 'w') as f:
+        f.write(tb(lines=BASE_LINES))
+    with open(os.path.join(dd, 'r.tb.mem'), 'w') as f:
+        f.write(f'# insnprof-mem 1 tlb-bits 8 victim 8\n0 1000 20\n{SUBMIT + 4:x} {sub_mem} {sub_miss}\n')
+p = subprocess.run([sys.executable, MEM, ma, os.path.join(ma, 'r.tb'), mb, os.path.join(mb, 'r.tb')],
+                   capture_output=True, text=True, timeout=30)
+row = table_row(p.stdout, 'submit_bio', 6)
+check('insn-mem: submit_bio 15.0 -> 25.0 accesses, 0.50 -> 2.00 misses per swap I/O',
+      p.returncode == 0 and row == ['submit_bio', '15.0', '25.0', '0.50', '2.00', '+1.50'], (p.stderr, row))
+row = table_row(p.stdout, 'user space', 7)
+check('insn-mem: user space counted apart, unchanged', row and row[3] == '+0.0', row)
+os.unlink(os.path.join(mb, 'r.tb.mem'))
+p = subprocess.run([sys.executable, MEM, ma, os.path.join(ma, 'r.tb'), mb, os.path.join(mb, 'r.tb')],
+                   capture_output=True, text=True, timeout=30)
+check('insn-mem: a run without mem= output -> error, exit 1',
+      p.returncode == 1 and 'insn-mem: error' in p.stderr, (p.returncode, p.stderr))
+
 # 5. the plugin compiles cleanly and QEMU exports what it declares
 cc = shutil.which('gcc')
 qemu = shutil.which('qemu-system-x86_64')

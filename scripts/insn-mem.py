@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Memory accesses and model TLB misses per call, kernel A against B.
+
+usage: insn-mem.py [--per ENTRY] [--top N] OBJDIR_A RUN_A.tb OBJDIR_B RUN_B.tb
+
+Reads the RUN.tb.mem files that the insnprof plugin writes with mem=BITS
+(make insn-profile INSN_MEM=BITS) beside each RUN.tb, and prints, per
+call of ENTRY (default: one swap I/O, the executions of the first
+instruction of swap_readpage() plus swap_writepage(); for INSN_BENCH=
+zramfio --per ksys_pread64 or __x64_sys_pread64), the memory accesses
+and the misses of the plugin's model TLB (see scripts/insnprof.c) of
+each kernel, in total, in user space, and by kernel function (the
+functions whose misses or accesses differ by at least 0.5 per call).
+The model is QEMU-like, not QEMU's TLB itself: it tells how many
+distinct pages a path touches and where, not what QEMU paid for them.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import insnprof  # noqa: E402
+
+
+def read_mem(path):
+    bits, rows = None, {}
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if not p:
+                continue
+            if p[0] == '#':
+                if len(p) >= 4 and p[1] == 'insnprof-mem':
+                    bits = int(p[4])
+                continue
+            rows[int(p[0], 16)] = (int(p[1]), int(p[2]))
+    if bits is None:
+        raise insnprof.ProfileError(f'{path}: not written by insnprof.c with mem=')
+    return bits, rows
+
+
+def load(obj, tb, per):
+    smap = insnprof.SymMap(os.path.join(obj, 'System.map'))
+    counts = insnprof.read_tb(tb)
+    if per:
+        n = insnprof.entries(smap, counts, per)
+    else:
+        n = sum(insnprof.entries(smap, counts, e) for e in insnprof.ENTRIES)
+    if not n:
+        raise insnprof.ProfileError(f'{tb}: no executions of {per or "swap_readpage/swap_writepage"}')
+    ksyms = insnprof.load_ksyms(tb[:-3] + '.log')
+    bits, rows = read_mem(tb + '.mem')
+    fn = {}
+    for va, (m, x) in rows.items():
+        e = fn.setdefault(insnprof.name_of(va, smap, ksyms), [0, 0])
+        e[0] += m
+        e[1] += x
+    return bits, n, fn
+
+
+def main(argv):
+    per, top = None, 40
+    while argv and argv[0].startswith('--'):
+        if argv[0] == '--per' and len(argv) > 1:
+            per, argv = argv[1], argv[2:]
+        elif argv[0] == '--top' and len(argv) > 1:
+            top, argv = int(argv[1]), argv[2:]
+        else:
+            break
+    if len(argv) != 4:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    try:
+        ba, na, fa = load(argv[0], argv[1], per)
+        bb, nb, fb = load(argv[2], argv[3], per)
+    except (insnprof.ProfileError, OSError) as e:
+        print(f'insn-mem: error: {e}', file=sys.stderr)
+        return 1
+    if ba != bb:
+        print(f'insn-mem: error: model TLBs differ (A {ba} bits, B {bb} bits)', file=sys.stderr)
+        return 1
+    unit = f'per call of {per}' if per else 'per swap I/O'
+    print(f'# memory accesses and model TLB misses ({1 << ba} entries + 8 victim), {unit}')
+    print(f'# A: {na} calls, B: {nb} calls\n')
+
+    def tot(f, kernel):
+        return [sum(v[i] for k, v in f.items() if (k != '[user space]') == kernel)
+                for i in (0, 1)]
+
+    print('| | accesses A | B | diff | misses A | B | diff |')
+    print('|---|---:|---:|---:|---:|---:|---:|')
+    for label, kernel in (('kernel', True), ('user space', False)):
+        a, b = tot(fa, kernel), tot(fb, kernel)
+        print(f'| {label} | {a[0] / na:.1f} | {b[0] / nb:.1f} | {b[0] / nb - a[0] / na:+.1f} '
+              f'| {a[1] / na:.2f} | {b[1] / nb:.2f} | {b[1] / nb - a[1] / na:+.2f} |')
+    print('\n| function | accesses A | B | misses A | B | diff |')
+    print('|---|---:|---:|---:|---:|---:|')
+    rows = []
+    for k in set(fa) | set(fb):
+        a, b = fa.get(k, [0, 0]), fb.get(k, [0, 0])
+        dm, dx = b[0] / nb - a[0] / na, b[1] / nb - a[1] / na
+        if abs(dm) >= 0.5 or abs(dx) >= 0.5:
+            rows.append((dx, dm, k, a, b))
+    rows.sort(key=lambda r: (-abs(r[0]), -abs(r[1])))
+    for dx, dm, k, a, b in rows[:top]:
+        print(f'| {k} | {a[0] / na:.1f} | {b[0] / nb:.1f} | {a[1] / na:.2f} | {b[1] / nb:.2f} | {dx:+.2f} |')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
