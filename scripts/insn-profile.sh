@@ -86,6 +86,10 @@ objdir() {	# kernel spec -> build directory
 	esac
 }
 
+case ${INSN_MEM:-8} in
+[1-9]|1[0-9]|20) ;;
+*) die "INSN_MEM=$INSN_MEM: the model TLB's size in bits, 1 to 20" ;;
+esac
 make --no-print-directory -C "$TOP" initramfs >&2 || exit 1
 oa=$(objdir "$A") || exit 1
 ob=$(objdir "$B") || exit 1
@@ -123,7 +127,7 @@ boot() {	# boot OBJDIR K DEV
 	[ "$2" = B ] && extra=${INSN_CMDLINE_B:-}
 	# The plugin works on System.map's addresses: no KASLR (distro config)
 	grep -q '^CONFIG_RANDOMIZE_BASE=y' "$1/.config" && extra="nokaslr${extra:+ $extra}"
-	rm -f "$out/$3-$2.tb"
+	rm -f "$out/$3-$2.tb" "$out/$3-$2.tb.mem"
 	QEMU_EXTRA="-plugin $plugin,toggle=$t,skip=0,out=$out/$3-$2.tb$incl${INSN_MEM:+,mem=$INSN_MEM}" ICOUNT=1 \
 		BENCH_CMDLINE="bench.devs=$3 bench.insnprof=${INSN_GUEST:-1}${extra:+ $extra}" \
 		"$TOP/scripts/bench-boot.sh" "$1/arch/x86/boot/bzImage" "$out/$3-$2.log" \

@@ -33,14 +33,18 @@
  * "# incl-other-vcpu".
  *
  * mem=BITS also counts, per instruction, its memory accesses inside a
- * window and how many of them would miss a software TLB like QEMU's own:
- * direct-mapped, 1 << BITS entries of 4 KiB pages, one table for kernel
- * addresses and one for user addresses, each with an 8-entry victim
- * table.  It is a model, not QEMU's TLB (which is resized at each flush
- * and flushed on every CR3 write, invisible to a plugin): what it shows
- * is how many distinct pages a path touches and how they collide.  The
- * counts go to OUT.mem, one line "vaddr accesses misses" per instruction
- * (user space on one line with address 0).
+ * window and how many of them miss a model of QEMU's software TLB:
+ * direct-mapped, 1 << BITS entries of 4 KiB pages, one table for the
+ * accesses of kernel code and one for those of user code (QEMU's MMU
+ * indexes by privilege; its third table, for kernel accesses with
+ * EFLAGS.AC set, is not modelled), each with an 8-entry victim table.
+ * The model is warm and never flushed, and an access that crosses a
+ * page is looked up once: its misses are the conflict and capacity
+ * misses of a TLB of that size, not QEMU's own (which is resized and
+ * flushed on every CR3 write, invisibly to a plugin), nor a count of
+ * the pages touched.  The counts go to OUT.mem, one line
+ * "vaddr accesses misses" per instruction (user space on one line with
+ * address 0).
  *
  * Counting: every instruction gets an inline "add 1" that TCG runs just
  * before the instruction.  An instruction the translation block does not
@@ -138,11 +142,10 @@ static struct tlb {
 	uint64_t *page;		/* page number + 1 per entry, 0 if empty */
 	uint64_t victim[NVICTIM];
 	unsigned int next;	/* victim entry to replace next */
-} tlb[2];			/* kernel, user addresses */
+} tlb[2];			/* accesses by kernel code, by user code */
 
-static bool tlb_miss(uint64_t vaddr)
+static bool tlb_miss(struct tlb *t, uint64_t vaddr)
 {
-	struct tlb *t = &tlb[vaddr < USER_TOP];
 	uint64_t pg = (vaddr >> 12) + 1;
 	uint64_t *e = &t->page[(vaddr >> 12) & ((1u << tlb_bits) - 1)];
 
@@ -155,8 +158,10 @@ static bool tlb_miss(uint64_t vaddr)
 			return false;
 		}
 	}
-	t->victim[t->next] = *e;
-	t->next = (t->next + 1) % NVICTIM;
+	if (*e) {	/* QEMU moves only a valid entry to the victim table */
+		t->victim[t->next] = *e;
+		t->next = (t->next + 1) % NVICTIM;
+	}
 	*e = pg;
 	return true;
 }
@@ -168,7 +173,7 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	if (!open_)
 		return;
 	p->mem++;
-	p->miss += tlb_miss(vaddr);
+	p->miss += tlb_miss(&tlb[p == &user], vaddr);
 }
 
 static void window_edge(struct insn *p)
@@ -419,12 +424,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		} else if (!strncmp(argv[i], "switch=", 7)) {
 			switch_addr = strtoull(argv[i] + 7, NULL, 16);
 		} else if (!strncmp(argv[i], "mem=", 4)) {
-			tlb_bits = atoi(argv[i] + 4);
-			if (tlb_bits < 1 || tlb_bits > 20) {
-				fprintf(stderr, "insnprof: mem=BITS: 1 to 20\n");
+			char *end;
+			long b = strtol(argv[i] + 4, &end, 10);
+
+			if (end == argv[i] + 4 || *end || b < 1 || b > 20) {
+				fprintf(stderr, "insnprof: mem=%s: BITS must be a number from 1 to 20\n",
+					argv[i] + 4);
 				return -1;
 			}
+			tlb_bits = b;
 			for (int k = 0; k < 2; k++) {
+				free(tlb[k].page);
 				tlb[k].page = calloc(1u << tlb_bits, sizeof(uint64_t));
 				if (!tlb[k].page)
 					return -1;

@@ -6,8 +6,10 @@ Feeds insnprof.py synthetic plugin output, guest logs and a small synthetic
 System.map, and checks that a run with other than exactly one measurement
 window fails, that module-area, ftrace-trampoline and other addresses past
 the kernel's text are never given to the last System.map symbol, and that
-ordinary attribution and the per-I/O arithmetic are exact.  Then compiles
-the plugin with -Werror and checks that every QEMU plugin call it declares
+ordinary attribution and the per-I/O arithmetic are exact; the zramfio
+report's code footprint; scripts/insn-mem.py's per-call arithmetic and
+errors; and the plugin's model TLB (mem=), compiled with stub QEMU calls.
+Then compiles the plugin with -Werror and checks that every QEMU plugin call it declares
 is exported by the installed qemu-system-x86_64 (skipped without one).
 Prints KTAP; exit status 1 on any failure.
 """
@@ -222,29 +224,124 @@ check('report: nothing given to the last System.map symbol',
 check('footprint: 3 of 4 kernel addresses reach 0.9 per call, user space not counted',
       ip.footprint({0: 10 ** 6, READ: 100, READ + 3: 90, SUBMIT: 89, SUBMIT + 4: 1000}, 100) == 3,
       ip.footprint({0: 10 ** 6, READ: 100, READ + 3: 90, SUBMIT: 89, SUBMIT + 4: 1000}, 100))
+d = fresh()
+m = os.path.join(d, 'System.map')
+with open(m, 'w') as f:
+    f.write(SYSTEM_MAP)
+for k, lines in (('A', [(0, 9999), (SUBMIT, 100), (SUBMIT + 4, 100), (READ, 95), (LOCAL1, 50)]),
+                 ('B', [(0, 9999), (SUBMIT, 100), (SUBMIT + 4, 100), (READ, 100), (LAST, 90),
+                        (BRD, 200)])):
+    with open(os.path.join(d, f'zramfio-{k}.tb'), 'w') as f:
+        f.write(tb(lines=lines) + f'# incl {SUBMIT:x} 100 500 0\n# incl-other-vcpu 0\n')
+    with open(os.path.join(d, f'zramfio-{k}.log'), 'w') as f:
+        f.write('BENCH-DONE\n')
+p = subprocess.run([sys.executable, SCRIPT, '--incl', os.path.join(d, 'report.md'), 'zramfio',
+                    'base', m, 'series', m, 'submit_bio'], capture_output=True, text=True, timeout=30)
+rep = open(os.path.join(d, 'report.md')).read() if os.path.exists(os.path.join(d, 'report.md')) else ''
+check('zramfio report: code footprint A 3, B 5 (+2), each kernel from its own counts',
+      p.returncode == 0 and 'per call of submit_bio (whole window, counted per call): A 3, B 5' in rep
+      and '(+2, B/A 1.667)' in rep, (p.stderr, rep[-400:]))
 
 # 5b. scripts/insn-mem.py: accesses and model TLB misses per call, by function
 MEM = os.path.join(TOP, 'scripts', 'insn-mem.py')
 ma, mb = fresh(), fresh()
-for dd, sub_mem, sub_miss in ((ma, 300, 10), (mb, 500, 40)):
+# A: 20 swap I/Os; B: 40, so that a count divided by the other kernel's
+# calls shows
+B2_LINES = [(0, 5000), (READ, 20), (WRITE, 20), (SUBMIT, 20), (SUBMIT + 4, 180)]
+for dd, lines, mem in ((ma, BASE_LINES, f'0 1000 20\n{SUBMIT + 4:x} 300 10\n'),
+                       (mb, B2_LINES, f'0 2000 40\n{SUBMIT + 4:x} 500 40\n')):
     with open(os.path.join(dd, 'System.map'), 'w') as f:
         f.write(SYSTEM_MAP)
     with open(os.path.join(dd, 'r.tb'), 'w') as f:
-        f.write(tb(lines=BASE_LINES))
+        f.write(tb(lines=lines))
     with open(os.path.join(dd, 'r.tb.mem'), 'w') as f:
-        f.write(f'# insnprof-mem 1 tlb-bits 8 victim 8\n0 1000 20\n{SUBMIT + 4:x} {sub_mem} {sub_miss}\n')
-p = subprocess.run([sys.executable, MEM, ma, os.path.join(ma, 'r.tb'), mb, os.path.join(mb, 'r.tb')],
-                   capture_output=True, text=True, timeout=30)
-row = table_row(p.stdout, 'submit_bio', 6)
-check('insn-mem: submit_bio 15.0 -> 25.0 accesses, 0.50 -> 2.00 misses per swap I/O',
-      p.returncode == 0 and row == ['submit_bio', '15.0', '25.0', '0.50', '2.00', '+1.50'], (p.stderr, row))
-row = table_row(p.stdout, 'user space', 7)
-check('insn-mem: user space counted apart, unchanged', row and row[3] == '+0.0', row)
+        f.write('# insnprof-mem 1 tlb-bits 8 victim 8\n' + mem)
+
+
+def insn_mem():
+    return subprocess.run([sys.executable, MEM, ma, os.path.join(ma, 'r.tb'), mb,
+                           os.path.join(mb, 'r.tb')], capture_output=True, text=True, timeout=30)
+
+
+p = insn_mem()
+check('insn-mem: submit_bio 15.0 -> 12.5 accesses, 0.50 -> 1.00 misses per swap I/O (20 and 40 I/Os)',
+      p.returncode == 0 and table_row(p.stdout, 'submit_bio', 7)
+      == ['submit_bio', '15.0', '12.5', '-2.5', '0.50', '1.00', '+0.50'], (p.stderr, p.stdout))
+check('insn-mem: kernel code and user code rows apart, each exact',
+      table_row(p.stdout, 'kernel code', 7) == ['kernel code', '15.0', '12.5', '-2.5', '0.50', '1.00', '+0.50']
+      and table_row(p.stdout, 'user code', 7) == ['user code', '50.0', '50.0', '+0.0', '1.00', '1.00', '+0.00'],
+      p.stdout)
+with open(os.path.join(mb, 'r.tb.mem'), 'w') as f:
+    f.write('# insnprof-mem 1 tlb-bits 10 victim 8\n0 2000 40\n')
+p = insn_mem()
+check('insn-mem: runs with model TLBs of different sizes -> error, exit 1',
+      p.returncode == 1 and 'model TLBs differ (A 8 bits' in p.stderr, (p.returncode, p.stderr))
+with open(os.path.join(mb, 'r.tb.mem'), 'w') as f:
+    f.write('# insnprof-mem 1 tlb-bits 8 victim 8\n0 2000\n')
+p = insn_mem()
+check('insn-mem: a truncated line -> error naming the line, exit 1',
+      p.returncode == 1 and 'r.tb.mem:2: not "address accesses misses"' in p.stderr, (p.returncode, p.stderr))
 os.unlink(os.path.join(mb, 'r.tb.mem'))
-p = subprocess.run([sys.executable, MEM, ma, os.path.join(ma, 'r.tb'), mb, os.path.join(mb, 'r.tb')],
-                   capture_output=True, text=True, timeout=30)
+p = insn_mem()
 check('insn-mem: a run without mem= output -> error, exit 1',
       p.returncode == 1 and 'insn-mem: error' in p.stderr, (p.returncode, p.stderr))
+
+# 5c. the plugin's model TLB (tlb_miss()), compiled with stubs for QEMU's calls
+HARNESS = r"""
+#include "%s"
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, tb_trans_cb_t cb) {}
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb) { return 0; }
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t i) { return 0; }
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn) { return 0; }
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn) { return 0; }
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn) { return 0; }
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn, vcpu_udata_cb_t cb,
+					   int flags, void *udata) {}
+void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn, int op,
+						void *ptr, uint64_t imm) {}
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, udata_cb_t cb, void *udata) {}
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, vcpu_mem_cb_t cb,
+				      int flags, int rw, void *udata) {}
+int main(void)
+{
+	struct tlb *t = &tlb[0];
+	unsigned long pg[NVICTIM];
+
+	tlb_bits = 1;	/* two entries: pages 0, 2, 4... share entry 0 */
+	t->page = calloc(2, sizeof(uint64_t));
+	printf("%%d", tlb_miss(t, 0x10));		/* cold: miss */
+	printf("%%d", tlb_miss(t, 0xff8));		/* same page: hit */
+	printf("%%d", tlb_miss(t, 0x2000));	/* conflict: miss, page 0 to the victims */
+	printf("%%d", tlb_miss(t, 0x0));		/* victim hit: swapped back */
+	printf("%%d", tlb_miss(t, 0x2000));	/* victim hit again */
+	printf("%%d", tlb_miss(t, 0x1000));	/* cold fill of the empty entry 1: miss */
+	printf("%%d", tlb_miss(t, 0x0));		/* ...which evicted no victim: hit */
+	/*
+	 * Page 2 is in victim entry 0, the next to be replaced is entry 1:
+	 * NVICTIM - 1 conflicts fill entries 1..NVICTIM - 1 and leave it
+	 * (had the cold fill above taken a victim entry, they would not).
+	 */
+	for (int i = 0; i < NVICTIM - 1; i++)
+		pg[i] = tlb_miss(t, (uint64_t)(4 + 2 * i) << 12);
+	for (int i = 0; i < NVICTIM - 1; i++)
+		printf("%%lu", pg[i]);
+	printf(" %%d", tlb_miss(t, 0x2000));	/* still a victim: hit */
+	printf(" %%d\n", tlb_miss(t, 0x2000));	/* swapped in: hit */
+	return 0;
+}
+"""
+if shutil.which('gcc'):
+    d = fresh()
+    with open(os.path.join(d, 'h.c'), 'w') as f:
+        f.write(HARNESS % PLUGIN)
+    p = subprocess.run(['gcc', '-O1', '-Wno-unused-parameter', '-o', os.path.join(d, 'h'),
+                        os.path.join(d, 'h.c'), '-lpthread'], capture_output=True, text=True)
+    out = subprocess.run([os.path.join(d, 'h')], capture_output=True, text=True).stdout \
+        if p.returncode == 0 else p.stderr
+    check('model TLB: hit, conflict, victim swap, an empty entry filled without evicting a victim',
+          out.strip() == '1010010' + '1' * 7 + ' 0 0', out)
+else:
+    results.append((True, 'model TLB # SKIP no gcc', ''))
 
 # 5. the plugin compiles cleanly and QEMU exports what it declares
 cc = shutil.which('gcc')
