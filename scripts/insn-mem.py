@@ -52,12 +52,10 @@ def read_mem(path):
 def load(obj, tb, per):
     smap = insnprof.SymMap(os.path.join(obj, 'System.map'))
     counts = insnprof.read_tb(tb)
-    if per:
-        n = insnprof.entries(smap, counts, per)
-    else:
-        n = sum(insnprof.entries(smap, counts, e) for e in insnprof.ENTRIES)
+    fns = (per,) if per else insnprof.ENTRIES
+    n = sum(insnprof.entries(smap, counts, e) for e in fns)
     if not n:
-        raise insnprof.ProfileError(f'{tb}: no executions of {per or "swap_readpage/swap_writepage"}')
+        raise insnprof.ProfileError(f'{tb}: no executions of {"/".join(fns)}')
     ksyms = insnprof.load_ksyms(tb[:-3] + '.log')
     bits, victim, rows = read_mem(tb + '.mem')
     fn = {}
