@@ -55,6 +55,11 @@ machine="QEMU TCG (no KVM), ${SMP:-2} vCPUs, ${MEM} MiB guest, host $(nproc) CPU
 if [ -n "${ICOUNT:-}" ]; then
 	machine="QEMU TCG with -icount shift=0 (no KVM), 1 vCPU, ${MEM} MiB guest: a guest ns is one emulated instruction"
 	cmd+=" ICOUNT=1"
+elif [ -n "${SMP:-}" ]; then
+	case $SMP in
+	[1-9]|[1-9][0-9]) cmd+=" SMP=$SMP" ;;
+	*) echo "bench: error: SMP=$SMP: a number of vCPUs, 1-99" >&2; exit 2 ;;
+	esac
 fi
 [ -n "${BENCH_CMDLINE:-}" ] && cmd+=" BENCH_CMDLINE='$BENCH_CMDLINE'"
 if [ "${KCONFIG:-test}" != test ]; then

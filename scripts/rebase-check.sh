@@ -12,8 +12,9 @@
 #                   the tree has what the patch's notes name in a line
 #                   "rebase-check: upstream-if FILE TEXT" (for a change
 #                   upstream made with other text or at another place)
-#   ported          conflicts, but ports/6.1.N/ of this repository has the
-#                   patch resolved for that version, and it applies
+#   ported          conflicts, but ports/6.1.M/ of this repository has the
+#                   patch resolved (the newest M not above N), and it
+#                   applies
 #   conflict        none of these
 #
 # and prints the table.  When no patch conflicts, the rebased series (the
@@ -148,6 +149,18 @@ git -C "$tree" am --abort >/dev/null 2>&1 || true
 git -C "$tree" checkout -q -f -B series "$tag"
 git -C "$tree" clean -fdq
 
+# The port of patch P for this version: ports/V/P of the newest V not
+# newer than it (a port made for 6.1.187 serves later 6.1.y until one of
+# them needs its own).
+port_for() {
+	local v
+	while read -r v; do
+		[ -f "$TOP/ports/$v/$1" ] && { echo "ports/$v/$1"; return 0; }
+	done < <(ls "$TOP/ports" 2>/dev/null | grep -E '^6\.1\.[0-9]+$' |
+		awk -F. -v n="${upver##*.}" '$3 <= n' | sort -t. -k3,3nr)
+	return 1
+}
+
 echo "rebase-check: the series on $upver ($origin)"
 printf '%-4s %-60s %s\n' patch subject result
 declare -A res=()
@@ -175,11 +188,11 @@ while read -r p; do
 		git -C "$tree" am -q --keep-cr -C1 "$f"
 	elif git -C "$tree" am -q --keep-cr -3 "$f" >/dev/null 2>&1; then
 		r=3-way
-	elif [ -f "$TOP/ports/$upver/$p" ] &&
+	elif port=$(port_for "$p") &&
 	     { git -C "$tree" am --abort >/dev/null 2>&1 || true; } &&
-	     git -C "$tree" am -q --keep-cr -3 "$TOP/ports/$upver/$p" >/dev/null 2>&1; then
+	     git -C "$tree" am -q --keep-cr -3 "$TOP/$port" >/dev/null 2>&1; then
 		r=ported
-		detail="ports/$upver/$p"
+		detail=$port
 	else
 		git -C "$tree" am --abort >/dev/null 2>&1 || true
 		r=conflict
