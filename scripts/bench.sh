@@ -55,6 +55,7 @@ machine="QEMU TCG (no KVM), ${SMP:-2} vCPUs, ${MEM} MiB guest, host $(nproc) CPU
 if [ -n "${ICOUNT:-}" ]; then
 	machine="QEMU TCG with -icount shift=0 (no KVM), 1 vCPU, ${MEM} MiB guest: a guest ns is one emulated instruction"
 	cmd+=" ICOUNT=1"
+	[ -n "${SMP:-}" ] && echo "bench: warning: SMP=$SMP ignored: ICOUNT=1 boots one vCPU" >&2
 elif [ -n "${SMP:-}" ]; then
 	case $SMP in
 	[1-9]|[1-9][0-9]) cmd+=" SMP=$SMP" ;;

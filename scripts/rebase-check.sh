@@ -13,8 +13,8 @@
 #                   "rebase-check: upstream-if FILE TEXT" (for a change
 #                   upstream made with other text or at another place)
 #   ported          conflicts, but ports/6.1.M/ of this repository has the
-#                   patch resolved (the newest M not above N), and it
-#                   applies
+#                   patch resolved (M: the newest version not above N whose
+#                   ports/ directory has this patch), and it applies
 #   conflict        none of these
 #
 # and prints the table.  When no patch conflicts, the rebased series (the
@@ -150,14 +150,18 @@ git -C "$tree" checkout -q -f -B series "$tag"
 git -C "$tree" clean -fdq
 
 # The port of patch P for this version: ports/V/P of the newest V not
-# newer than it (a port made for 6.1.187 serves later 6.1.y until one of
-# them needs its own).
+# newer than it that has P (a port made for 6.1.187 serves later 6.1.y
+# until one of them needs its own).
 port_for() {
-	local v
+	local d v n
+	[[ $upver =~ ^6\.1\.([0-9]+)$ ]] || return 1
+	n=${BASH_REMATCH[1]}
 	while read -r v; do
 		[ -f "$TOP/ports/$v/$1" ] && { echo "ports/$v/$1"; return 0; }
-	done < <(ls "$TOP/ports" 2>/dev/null | grep -E '^6\.1\.[0-9]+$' |
-		awk -F. -v n="${upver##*.}" '$3 <= n' | sort -t. -k3,3nr)
+	done < <(for d in "$TOP"/ports/6.1.*/; do
+			v=$(basename "$d")
+			[[ $v =~ ^6\.1\.([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -le "$n" ] && echo "$v"
+		done | sort -t. -k3,3nr)
 	return 1
 }
 
