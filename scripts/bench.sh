@@ -57,10 +57,8 @@ if [ -n "${ICOUNT:-}" ]; then
 	cmd+=" ICOUNT=1"
 	[ -n "${SMP:-}" ] && echo "bench: warning: SMP=$SMP ignored: ICOUNT=1 boots one vCPU" >&2
 elif [ -n "${SMP:-}" ]; then
-	case $SMP in
-	[1-9]|[1-9][0-9]) cmd+=" SMP=$SMP" ;;
-	*) echo "bench: error: SMP=$SMP: a number of vCPUs, 1-99" >&2; exit 2 ;;
-	esac
+	"$TOP/scripts/qemu-run.sh" --check-smp || exit 2
+	cmd+=" SMP=$SMP"
 fi
 [ -n "${BENCH_CMDLINE:-}" ] && cmd+=" BENCH_CMDLINE='$BENCH_CMDLINE'"
 if [ "${KCONFIG:-test}" != test ]; then

@@ -27,6 +27,7 @@ jobs=1
 [ -n "${ICOUNT:-}" ] && jobs=${BENCH_JOBS:-$(nproc)}
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bisect-bench: error: no benchmark '$BENCH'" >&2; exit 2; }
+"$TOP/scripts/qemu-run.sh" --check-smp || exit 2
 withbase=1
 [ "$from" -gt 1 ] && [ "${BISECT_BASE:-0}" != 1 ] && withbase=0
 if [ $withbase = 1 ]; then

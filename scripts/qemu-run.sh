@@ -2,7 +2,11 @@
 # Boot KERNEL with the project initramfs under QEMU (TCG) and run the named
 # guest scripts (paths inside the guest, or names under /tests).
 # usage: qemu-run.sh KERNEL LOG MEM_MB TIMEOUT_S SCRIPTS [EXTRA_CMDLINE]
-# Exit status: QEMU's, or 124 on timeout.  Env: SMP (2), ICOUNT (unset),
+#        qemu-run.sh --check-smp
+# Exit status: QEMU's, or 124 on timeout, or 2 (before QEMU starts) if SMP
+# is not a number of vCPUs from 1 to 99; --check-smp only makes that check,
+# so that make bench, bisect-bench and the test runner refuse a bad SMP
+# before their first boot.  Env: SMP (2), ICOUNT (unset),
 # QEMU_EXTRA (more QEMU options, split at blanks; e.g. -plugin for
 # scripts/insn-profile.sh), KTAP_LOG (the file behind the guest's second
 # serial port, ttyS1: tests/run.sh has the tests write their KTAP there;
@@ -13,6 +17,14 @@
 # instruction count, free of host noise.  It implies one vCPU: secondary
 # CPU bring-up does not finish under -icount with QEMU 7.2.
 set -uo pipefail
+# SMP is checked unless ICOUNT=1, which boots one vCPU whatever it says.
+if [ -z "${ICOUNT:-}" ]; then
+	case ${SMP:-2} in
+	[1-9] | [1-9][0-9]) ;;
+	*) echo "qemu-run: error: SMP=${SMP}: a number of vCPUs, 1-99" >&2; exit 2 ;;
+	esac
+fi
+[ "${1:-}" = --check-smp ] && exit 0
 kernel=$1 log=$2 mem=$3 to=$4 scripts=$5 extra=${6:-}
 initrd=${INITRD:-${BUILD:?}/initramfs.cpio}
 # Two legacy pmem regions (memmap=), two 256 MiB brd disks, a memory-backed

@@ -17,6 +17,7 @@ shift
 [ -f "$kernel" ] || { echo "run.sh: error: no kernel at $kernel (make kernel?)" >&2; exit 2; }
 [ -f "$BUILD/initramfs.cpio" ] || { echo "run.sh: error: no initramfs at $BUILD/initramfs.cpio (make initramfs)" >&2; exit 2; }
 export TOP BUILD
+"$TOP/scripts/qemu-run.sh" --check-smp || exit 2
 if [ $# -gt 0 ]; then
 	tests=("$@")
 elif [ -n "${TESTS:-}" ]; then
