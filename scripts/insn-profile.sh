@@ -75,16 +75,7 @@ esac
 # shellcheck source=scripts/kernel-spec.sh
 . "$TOP/scripts/kernel-spec.sh"
 
-objdir() {	# kernel spec -> build directory
-	case $1 in
-	base|series|series@[0-9]*) built_objdir "$1" ;;
-	*) if [ ! -f "$1/System.map" ] || [ ! -f "$1/arch/x86/boot/bzImage" ]; then
-		echo "insn-profile: error: '$1' is not base, series, series@N or a kernel build directory" >&2
-		return 1
-	   fi
-	   realpath "$1" ;;
-	esac
-}
+objdir() { spec_objdir insn-profile "$1"; }
 
 case ${INSN_MEM:-8} in
 [1-9]|1[0-9]|20) ;;

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Sourced by bench.sh and insn-profile.sh (needs TOP and BUILD).
+# Sourced by bench.sh, insn-profile.sh and tcg-hostprof.sh (needs TOP and
+# BUILD).
 # built_objdir base|series|series@N: build that kernel if it is not up to
 # date and print its build directory (the bzImage is arch/x86/boot/bzImage
 # in it, System.map beside).  series@N is the series up to and including
@@ -64,4 +65,18 @@ series_at_stamp() {
 		cat "$TOP/patches/$p"
 	done | cat - ${FRAGMENTS:-"$TOP"/kconfig-fragments/[0-9]*.config} ${BASECONFIG:-} |
 		sha256sum | cut -d' ' -f1
+}
+
+# spec_objdir NAME SPEC: the build directory of base, series or series@N
+# (built if needed), or SPEC itself if it is a kernel build directory (with
+# System.map and arch/x86/boot/bzImage); NAME starts the error message.
+spec_objdir() {
+	case $2 in
+	base|series|series@[0-9]*) built_objdir "$2" ;;
+	*) if [ ! -f "$2/System.map" ] || [ ! -f "$2/arch/x86/boot/bzImage" ]; then
+		echo "$1: error: '$2' is not base, series, series@N or a kernel build directory" >&2
+		return 1
+	   fi
+	   realpath "$2" ;;
+	esac
 }
