@@ -4,14 +4,16 @@
 usage: tcg-hostprof.py DIR [--command TEXT] [--top N]
 
 DIR holds, per boot ID-ROUND (ID is A or B), the console log (with the
-"BENCH zramsteady.read_iops" line), the perf data (ID-ROUND.perf), the
-seconds it sampled (ID-ROUND.secs) and, with HOSTPROF_LOG=1, QEMU's
-in_asm,out_asm log (ID-ROUND.asm); DIR/kernels names A's and B's build
-directories.  Reads in the window are IOPS x seconds.  Each sample is put
+"HOSTPROF-READS" line, the reads the disk completed in the sampled
+window, and "BENCH zramsteady.read_iops"), the perf data (ID-ROUND.perf)
+and, with HOSTPROF_LOG=1, QEMU's in_asm,out_asm log (ID-ROUND.asm);
+DIR/kernels names A's and B's build directories.  Each sample is put
 in one bucket: translated guest code (with a log: the guest function it
 was translated from, found from the TB's guest addresses and System.map;
 "[slow path]" for a TB's out-of-line code), QEMU's own code by symbol
-(a stripped static function is "[qemu]"), the host kernel, or a library.
+(code without one, Debian's QEMU being stripped of its static functions,
+by its 256-byte block of the binary, "[qemu 0x7d8600]", for objdump -d),
+the host kernel, or a library.
 Writes DIR/report.md: per boot, samples per 1000 reads by bucket class;
 the median per kernel and B/A; with logs, the guest functions and QEMU
 symbols whose samples per 1000 reads differ most.
@@ -29,6 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import insnprof  # noqa: E402
 
 HOST = re.compile(r'^0x([0-9a-f]+):')
+MMAP = re.compile(r'PERF_RECORD_MMAP2? .*\[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ 0x([0-9a-f]+)'
+                  r'.*\]: (\S+) \S*qemu-system')
 
 
 def tb_map(path):
@@ -75,11 +79,18 @@ def tb_map(path):
 
 def buckets(perf, asm, smap):
     """Counter of bucket -> samples for one boot."""
-    text = subprocess.run(['perf', 'script', '-F', 'ip,sym,dso', '-i', perf],
+    text = subprocess.run(['perf', 'script', '--show-mmap-events', '-F', 'ip,sym,dso', '-i', perf],
                           capture_output=True, text=True, check=True).stdout
     starts, guest = tb_map(asm) if asm else ([], [])
     out = collections.Counter()
+    qemu_text = []	# (start, end, file offset) of QEMU's executable mappings
     for line in text.splitlines():
+        if 'PERF_RECORD_' in line:
+            m = MMAP.search(line)
+            if m and 'x' in m.group(4):
+                b, n, off = (int(m.group(i), 16) for i in (1, 2, 3))
+                qemu_text.append((b, b + n, off))
+            continue
         p = line.split()
         if len(p) < 2:
             continue
@@ -88,7 +99,15 @@ def buckets(perf, asm, smap):
         if 'kallsyms' in dso or dso.startswith('[kernel'):
             out['host kernel'] += 1
         elif 'qemu-system' in dso:
-            out['qemu: ' + ('[qemu]' if sym == '[unknown]' else sym.split('+')[0])] += 1
+            if sym == '[unknown]':
+                # Debian's QEMU is stripped of its static functions: name
+                # the 256-byte block of the binary (objdump -d shows it).
+                va = int(p[0], 16)
+                sym = '[qemu]'
+                for b, e, off in qemu_text:
+                    if b <= va < e:
+                        sym = f'[qemu {(va - b + off) & ~0xff:#x}]'
+            out['qemu: ' + sym.split('+')[0]] += 1
         elif '/lib' in dso and '.so' in dso:
             out['library: ' + os.path.basename(dso)] += 1
         else:
@@ -128,19 +147,21 @@ def main(argv):
             continue
         k, r = m.group(1), int(m.group(2))
         base = os.path.join(a.dir, f'{k}-{r}')
-        iops = None
+        iops = reads = None
         with open(base + '.log', errors='replace') as lf:
             for line in lf:
                 q = line.split()
                 if len(q) == 3 and q[0] == 'BENCH' and q[1] == 'zramsteady.read_iops':
                     iops = float(q[2])
-        if not iops:
-            print(f'tcg-hostprof: warning: {k}-{r}: no IOPS line, boot left out', file=sys.stderr)
+                if len(q) == 2 and q[0] == 'HOSTPROF-READS':
+                    reads = float(q[1])
+        if not iops or not reads:
+            print(f'tcg-hostprof: warning: {k}-{r}: no IOPS or HOSTPROF-READS line, boot left out',
+                  file=sys.stderr)
             continue
-        secs = float(open(base + '.secs').read())
         asm = base + '.asm' if os.path.exists(base + '.asm') else None
         c = buckets(os.path.join(a.dir, f), asm, smaps[k])
-        boots[(k, r)] = (iops, {b: v / (iops * secs) * 1000 for b, v in c.items()})
+        boots[(k, r)] = (iops, {b: v / reads * 1000 for b, v in c.items()})
     if not any(k == 'A' for k, _ in boots) or not any(k == 'B' for k, _ in boots):
         print('tcg-hostprof: error: no usable boot of A or of B', file=sys.stderr)
         return 1

@@ -4,7 +4,8 @@
 # A and B are base, series, series@N or a kernel build directory (with
 # System.map).  Each round boots A and B (order alternating) with
 # benchmarks/guest/zramsteady.sh and samples the QEMU process with
-# perf record (cpu-clock, 4999 Hz) during the timed reads only; then
+# perf record (cpu-clock, 4999 Hz) for the guest's window of reads (after
+# fio's start, while nothing else runs); then
 # scripts/tcg-hostprof.py writes report.md: host CPU samples per read,
 # split into translated guest code, QEMU's own code (TB lookup, softmmu
 # helpers, the execution loop), the host kernel and libraries.
@@ -40,11 +41,12 @@ mkdir -p "$out"
 printf 'A %s\nB %s\n' "$da" "$db" > "$out/kernels"
 
 boot() {	# boot ID ROUND OBJDIR
-	local id=$1 r=$2 d=$3 log=$out/$1-$2.log bg qpid win secs i
+	local id=$1 r=$2 d=$3 log=$out/$1-$2.log bg qpid win i
 	local extra=
 	[ -z "${HOSTPROF_LOG:-}" ] || extra="-d in_asm,out_asm -D $out/$id-$r.asm"
+	# With the log, translating fio's code takes QEMU about 8 s.
 	QEMU_EXTRA=$extra "$TOP/scripts/qemu-run.sh" "$d/arch/x86/boot/bzImage" "$log" 2048 600 \
-		/bench/zramsteady.sh &
+		/bench/zramsteady.sh "${HOSTPROF_LOG:+bench.zramsteady_delay=15}" &
 	bg=$!
 	for ((i = 0; i < 3000; i++)); do
 		grep -q '^HOSTPROF-WINDOW' "$log" 2>/dev/null && break
@@ -58,13 +60,8 @@ boot() {	# boot ID ROUND OBJDIR
 		echo "tcg-hostprof: warning: $id round $r: no window (log $log)" >&2
 		return
 	fi
-	# Skip fio's start; stop before its end.
-	secs=$((win > 8 ? win - 4 : win / 2))
-	sleep 2
-	if perf record -q -F 4999 -e cpu-clock -p "$qpid" -o "$out/$id-$r.perf" \
-		-- sleep "$secs" >/dev/null 2>&1; then
-		echo "$secs" > "$out/$id-$r.secs"
-	else
+	if ! perf record -q -F 4999 -e cpu-clock -p "$qpid" -o "$out/$id-$r.perf" \
+		-- sleep "$win" >/dev/null 2>&1; then
 		echo "tcg-hostprof: warning: perf record failed for $id round $r" >&2
 		rm -f "$out/$id-$r.perf"
 	fi
@@ -79,5 +76,5 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fi
 done
 python3 "$TOP/scripts/tcg-hostprof.py" "$out" \
-	--command "scripts/tcg-hostprof.sh $A $B $ROUNDS${HOSTPROF_LOG:+ (HOSTPROF_LOG=1)}" || exit 1
+	--command "${HOSTPROF_LOG:+HOSTPROF_LOG=1 }scripts/tcg-hostprof.sh $A $B $ROUNDS" || exit 1
 echo "tcg-hostprof: report in $out/report.md"
