@@ -16,6 +16,7 @@ MEM=${BENCH_MEM:-2048}
 export BENCH_MEM=$MEM
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bench: error: no benchmark '$BENCH' (benchmarks/guest/*.sh)" >&2; exit 2; }
+"$TOP/scripts/qemu-run.sh" --check-smp || exit 2
 
 # shellcheck source=scripts/kernel-spec.sh
 . "$TOP/scripts/kernel-spec.sh"
@@ -57,7 +58,6 @@ if [ -n "${ICOUNT:-}" ]; then
 	cmd+=" ICOUNT=1"
 	[ -n "${SMP:-}" ] && echo "bench: warning: SMP=$SMP ignored: ICOUNT=1 boots one vCPU" >&2
 elif [ -n "${SMP:-}" ]; then
-	"$TOP/scripts/qemu-run.sh" --check-smp || exit 2
 	cmd+=" SMP=$SMP"
 fi
 [ -n "${BENCH_CMDLINE:-}" ] && cmd+=" BENCH_CMDLINE='$BENCH_CMDLINE'"

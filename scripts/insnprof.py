@@ -331,8 +331,9 @@ def main_incl(argv):
               f'Distinct kernel instructions (addresses) executed at least {FOOT_MIN} times',
               f'per call of {funcs[0]} (whole window, counted per call): A {fa}, B {fb}',
               f'({fb - fa:+d}, B/A {fb / max(fa, 1):.3f}).  A count of guest instructions, not of',
-              'the host code TCG translates them to; for what it costs in host time,',
-              'see scripts/tcg-hostprof.sh (README).']
+              'the host code TCG translates them to; a larger footprint has not been',
+              'shown to cost wall-clock time (README; scripts/tcg-hostprof.sh shows',
+              'where host time goes).']
     with open(out, 'w') as f:
         f.write('\n'.join(lines) + '\n')
 

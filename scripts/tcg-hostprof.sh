@@ -2,23 +2,26 @@
 # scripts/tcg-hostprof.sh A B [ROUNDS]: where the host's time goes when
 # QEMU TCG runs buffered random reads on zram, kernel A against kernel B.
 # A and B are base, series, series@N or a kernel build directory (with
-# System.map).  Each round boots A and B (order alternating) with
-# benchmarks/guest/zramsteady.sh and samples the QEMU process with
+# System.map and arch/x86/boot/bzImage); ROUNDS (default 2) boot pairs.
+# Each round boots A and B (order alternating; SMP vCPUs, 2 by default)
+# with benchmarks/guest/zramsteady.sh and samples the QEMU process with
 # perf record (cpu-clock, 4999 Hz) for the guest's window of reads (after
-# fio's start, while nothing else runs); then
-# scripts/tcg-hostprof.py writes report.md: host CPU samples per read,
-# split into translated guest code, QEMU's own code (TB lookup, softmmu
-# helpers, the execution loop), the host kernel and libraries.
+# fio's start, while nothing else runs); then scripts/tcg-hostprof.py
+# writes report.md: host CPU samples per read, split into translated
+# guest code, QEMU's own code (TB lookup, softmmu helpers, the execution
+# loop), the host kernel and libraries, and the rows that differ most.
 # HOSTPROF_LOG=1 also has QEMU log every translation block (-d
-# in_asm,out_asm, about 1 GB per boot) so that samples in translated code
-# are given to the guest function they were translated from, and the
-# report compares A and B per guest function.  The log slows translation,
-# not the translated code, but its writing takes host time: compare such
-# runs with each other, not with runs without it.
+# in_asm,out_asm, about 1 GB per boot; the guest then waits 15 s instead
+# of 6 before its window, for the slower translation of fio's code) so
+# that samples in translated code are given to the guest function they
+# were translated from.  The log's writing takes host time of its own:
+# compare such runs with each other, not with runs without it.
 # This is a tool for explaining a wall-clock difference, not a benchmark:
-# its n is small and it gives no intervals (make bench does).
-# Needs perf (linux-perf) and a host where perf may sample its own
-# processes (kernel.perf_event_paranoid <= 2).
+# its n is small and it gives no intervals (make bench does).  A boot
+# without a window, perf data or BENCH-DONE, or with a kernel report, is
+# left out, listed in the report, and makes the exit status non-zero.
+# Needs perf (linux-perf) able to sample the QEMU process; host kernel
+# samples need kernel.perf_event_paranoid <= 1 or root.
 set -uo pipefail
 TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD=${BUILD:-$TOP/build}
@@ -27,7 +30,10 @@ die() { echo "tcg-hostprof: error: $*" >&2; exit 2; }
 [ $# -ge 2 ] || die "usage: scripts/tcg-hostprof.sh A B [ROUNDS]"
 A=$1 B=$2 ROUNDS=${3:-2}
 case $ROUNDS in [1-9] | [1-9][0-9]) ;; *) die "ROUNDS=$ROUNDS: 1-99" ;; esac
-command -v perf >/dev/null || die "no perf (apt-get install linux-perf)"
+perf record -q -o /dev/null -e cpu-clock -- true >/dev/null 2>&1 ||
+	die "perf record does not work here (apt-get install linux-perf; perf_event_paranoid)"
+case ${HOSTPROF_LOG:-0} in 0 | 1) ;; *) die "HOSTPROF_LOG=$HOSTPROF_LOG: 0 or 1" ;; esac
+[ "${HOSTPROF_LOG:-0}" = 1 ] || HOSTPROF_LOG=
 "$TOP/scripts/qemu-run.sh" --check-smp || exit 2
 [ -z "${ICOUNT:-}" ] || die "ICOUNT=1 makes host time meaningless here"
 # shellcheck source=scripts/kernel-spec.sh
@@ -48,25 +54,25 @@ boot() {	# boot ID ROUND OBJDIR
 	QEMU_EXTRA=$extra "$TOP/scripts/qemu-run.sh" "$d/arch/x86/boot/bzImage" "$log" 2048 600 \
 		/bench/zramsteady.sh "${HOSTPROF_LOG:+bench.zramsteady_delay=15}" &
 	bg=$!
+	# The whole line: the number may still be on its way through the UART.
 	for ((i = 0; i < 3000; i++)); do
-		grep -q '^HOSTPROF-WINDOW' "$log" 2>/dev/null && break
+		grep -Eq $'^HOSTPROF-WINDOW [0-9]+\r?$' "$log" 2>/dev/null && break
 		kill -0 $bg 2>/dev/null || break
 		sleep 0.2
 	done
 	win=$(awk '$1 == "HOSTPROF-WINDOW" { print $2 + 0; exit }' "$log" 2>/dev/null)
-	qpid=$(pgrep -n -f "serial file:${log%.log}.ktap" || true)
-	if [ -z "$win" ] || [ -z "$qpid" ]; then
-		wait $bg
-		echo "tcg-hostprof: warning: $id round $r: no window (log $log)" >&2
-		return
-	fi
-	if ! perf record -q -F 4999 -e cpu-clock -p "$qpid" -o "$out/$id-$r.perf" \
-		-- sleep "$win" >/dev/null 2>&1; then
-		echo "tcg-hostprof: warning: perf record failed for $id round $r" >&2
+	qpid=$(pgrep -n -f "^qemu-system-x86_64 .*file:${log%.log}\.ktap" || true)
+	if [ "${win:-0}" -le 0 ]; then
+		echo "tcg-hostprof: warning: $id round $r: the guest opened no window (log $log)" >&2
+	elif [ -z "$qpid" ]; then
+		echo "tcg-hostprof: warning: $id round $r: no QEMU process found" >&2
+	elif ! perf record -q -F 4999 -e cpu-clock -p "$qpid" -o "$out/$id-$r.perf" \
+		-- sleep "$win" >/dev/null 2>"$out/$id-$r.perf.err"; then
+		echo "tcg-hostprof: warning: $id round $r: perf record failed: $(head -c 200 "$out/$id-$r.perf.err")" >&2
 		rm -f "$out/$id-$r.perf"
 	fi
 	wait $bg
-	echo "tcg-hostprof: round $r/$ROUNDS kernel $id: $(awk '$1 == "BENCH" { print $3 }' "$log") IOPS" >&2
+	echo "tcg-hostprof: round $r/$ROUNDS kernel $id: $(awk '$1 == "HOSTPROF-READS" { print $2 }' "$log" | tr -d '\r') reads in the window" >&2
 }
 for ((r = 1; r <= ROUNDS; r++)); do
 	if [ $((r % 2)) = 1 ]; then
@@ -75,6 +81,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		boot B $r "$db"; boot A $r "$da"
 	fi
 done
-python3 "$TOP/scripts/tcg-hostprof.py" "$out" \
-	--command "${HOSTPROF_LOG:+HOSTPROF_LOG=1 }scripts/tcg-hostprof.sh $A $B $ROUNDS" || exit 1
+python3 "$TOP/scripts/tcg-hostprof.py" "$out" --rounds "$ROUNDS" --smp "${SMP:-2}" \
+	--command "${HOSTPROF_LOG:+HOSTPROF_LOG=1 }${SMP:+SMP=$SMP }scripts/tcg-hostprof.sh $A $B $ROUNDS"
+rc=$?
 echo "tcg-hostprof: report in $out/report.md"
+[ $rc = 0 ] || echo "tcg-hostprof: the report is partial or missing (see its first lines)" >&2
+exit $rc

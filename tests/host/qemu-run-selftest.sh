@@ -3,9 +3,10 @@
 # QEMU: a stand-in qemu-system-x86_64 first in PATH records that it was
 # started): a value that is not a number of vCPUs from 1 to 99 stops the
 # boot with exit status 2 and a message naming SMP before QEMU starts, and
-# so does --check-smp, which make bench, bisect-bench and tests/run.sh call
-# before their first boot; a good value reaches QEMU as -smp N; ICOUNT=1
-# boots one vCPU whatever SMP says.  Prints KTAP.
+# so does --check-smp, which make bench, bisect-bench, tests/run.sh and
+# scripts/tcg-hostprof.sh call before their first boot; a good value
+# reaches QEMU as -smp N, no value as -smp 2; ICOUNT=1 boots one vCPU
+# whatever SMP says.  Prints KTAP.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$(dirname "$here")")
@@ -33,6 +34,8 @@ cases=(
 	"2 - boot 0 - 2"
 	"99 - check 0 - -"
 	"0 1 boot 0 - 1"
+	"0 1 check 0 - -"
+	"unset - boot 0 - 2"
 )
 echo "KTAP version 1"
 echo "1..${#cases[@]}"
@@ -42,6 +45,7 @@ for c in "${cases[@]}"; do
 	n=$((n + 1))
 	rm -f "$tmp/seen"
 	[ "$icount" = - ] && icount=
+	[ "$smp" = unset ] && smp=
 	if [ "$how" = check ]; then
 		args=(--check-smp)
 	else
@@ -58,10 +62,10 @@ for c in "${cases[@]}"; do
 	if [ "$want_err" != - ]; then
 		case $err in *"$want_err"*) ;; *) ok=0 ;; esac
 	fi
-	desc="SMP=$smp${icount:+ ICOUNT=1} $how: exit $rc, QEMU -smp $seen"
+	desc="SMP=${smp:-(unset)}${icount:+ ICOUNT=1} $how: exit $rc, QEMU -smp $seen"
 	if [ $ok = 1 ]; then
 		echo "ok $n $desc"
 	else
-		echo "not ok $n $desc (expected exit $want_rc, -smp $want_smp${want_err/#-/}; stderr: $err)"
+		echo "not ok $n $desc (expected exit $want_rc, -smp $want_smp, message ${want_err}; stderr: $err)"
 	fi
 done

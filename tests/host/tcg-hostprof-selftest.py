@@ -4,7 +4,8 @@ translated host code back to guest functions (no VM, no perf).
 
 Feeds tb_map() a synthetic QEMU 7.2 in_asm,out_asm log (a prologue, a
 kernel TB of three guest instructions in two functions whose "guest addr"
-lines give only page offsets, its slow path and constants, and a user
+lines give only page offsets, its slow path and constants, a TB where an
+instruction that made no host code has no "guest addr" line, and a user
 TB), and checks that each host address is given to the guest function of
 the instruction it was translated from, the prologue, slow path and
 constants to their own buckets, and an address outside every TB to
@@ -26,6 +27,7 @@ SYSTEM_MAP = """\
 ffffffff81000000 T _stext
 ffffffff81000ff0 T fn_a
 ffffffff81001000 T fn_b
+ffffffff81001104 T fn_c
 ffffffff81002000 T _etext
 """
 LOG = """\
@@ -55,6 +57,18 @@ OUT: [size=200]
 
 ----------------
 IN: 
+0xffffffff81001100:  90                       nop
+0xffffffff81001102:  66 90                    nop
+0xffffffff81001104:  c3                       retq
+
+OUT: [size=64]
+  -- guest addr 0x0000000000000100 + tb prologue
+0x7f0000000300:  8b 5d f0                 movl     -0x10(%rbp), %ebx
+  -- guest addr 0x0000000000000104
+0x7f0000000310:  ff e0                    jmpq     *%rax
+
+----------------
+IN: 
 0x00005555555551a0:  31 c0                    xorl     %eax, %eax
 
 OUT: [size=64]
@@ -70,6 +84,8 @@ CASES = [
     (0x7f0000000130, '[slow path]'),
     (0x7f0000000140, '[qemu prologue/data]'),
     (0x7f0000000200, '[user space]'),
+    (0x7f0000000300, 'fn_b'),
+    (0x7f0000000310, 'fn_c'),
     (0x7e0000000000, '[translated code]'),
     (0x7f0000100000, '[translated code]'),
 ]
