@@ -160,8 +160,10 @@ def read_boot(base):
                 report = line.strip()[:100]
     why = None
     if not os.path.exists(base + '.perf'):
-        why = 'no perf data (' + (open(base + '.perf.err').read().strip()[:100]
-                                  if os.path.exists(base + '.perf.err') else 'no window') + ')'
+        err = ''
+        if os.path.exists(base + '.perf.err'):
+            err = open(base + '.perf.err', errors='replace').read().strip()[:100]
+        why = 'no perf data: ' + (err or 'no window, no QEMU process or perf failed')
     elif not done:
         why = 'the boot did not finish (no BENCH-DONE)'
     elif report:
