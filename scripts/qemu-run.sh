@@ -5,8 +5,8 @@
 #        qemu-run.sh --check-smp
 # Exit status: QEMU's, or 124 on timeout, or 2 (before QEMU starts) if SMP
 # is not a number of vCPUs from 1 to 99; --check-smp only makes that check,
-# so that make bench, bisect-bench and the test runner refuse a bad SMP
-# before their first boot.  Env: SMP (2), ICOUNT (unset),
+# so that make bench, bisect-bench, the test runner and tcg-hostprof.sh
+# refuse a bad SMP before their first boot.  Env: SMP (2), ICOUNT (unset),
 # QEMU_EXTRA (more QEMU options, split at blanks; e.g. -plugin for
 # scripts/insn-profile.sh), KTAP_LOG (the file behind the guest's second
 # serial port, ttyS1: tests/run.sh has the tests write their KTAP there;

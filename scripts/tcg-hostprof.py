@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Report of scripts/tcg-hostprof.sh: host CPU samples per guest read.
 
-usage: tcg-hostprof.py DIR [--command TEXT] [--top N]
+usage: tcg-hostprof.py DIR [--rounds N] [--smp N] [--command TEXT] [--top N]
 
 DIR holds, per boot ID-ROUND (ID is A or B), the console log (with the
 "HOSTPROF-READS" line, the reads the disk completed in the sampled
@@ -14,9 +14,13 @@ was translated from, found from the TB's guest addresses and System.map;
 (code without one, Debian's QEMU being stripped of its static functions,
 by its 256-byte block of the binary, "[qemu 0x7d8600]", for objdump -d),
 the host kernel, or a library.
-Writes DIR/report.md: per boot, samples per 1000 reads by bucket class;
-the median per kernel and B/A; with logs, the guest functions and QEMU
-symbols whose samples per 1000 reads differ most.
+Writes DIR/report.md: per boot, reads per second in the window, fio's
+IOPS and samples per 1000 reads by bucket class; the median per kernel
+and B/A; the buckets whose samples per 1000 reads differ most.  A boot
+without perf data, BENCH-DONE or its window's lines, or with a kernel
+report, and with --rounds N any of the N boots per kernel that has no
+console log, is left out and named: the exit status is then 3 (1 when
+A or B has no usable boot at all).
 """
 import argparse
 import bisect
