@@ -9,9 +9,22 @@ instruction that made no host code has no "guest addr" line, and a user
 TB), and checks that each host address is given to the guest function of
 the instruction it was translated from, the prologue, slow path and
 constants to their own buckets, and an address outside every TB to
-"[translated code]".  Prints KTAP; exit status 1 on any failure.
+"[translated code]".
+
+Then feeds buckets() and main() a synthetic `perf script` output (perf
+itself is replaced, so no perf data is needed): a QEMU mmap event, and
+samples in the host kernel, a library, the vDSO, a named QEMU function,
+stripped QEMU code (named by its 256-byte block of the binary, from the
+mapping's file offset) and translated code; and a report directory with
+boots that are usable, without perf data, without BENCH-DONE, with a
+kernel report, and missing under --rounds.  Checks the buckets, the
+samples per 1000 reads in report.md, each left-out boot named, and the
+exit statuses 3 (boots left out) and 1 (no usable boot of B).  Prints
+KTAP; exit status 1 on any failure.
 """
+import contextlib
 import importlib.util
+import io
 import os
 import sys
 import tempfile
@@ -90,6 +103,60 @@ CASES = [
     (0x7f0000100000, '[translated code]'),
 ]
 
+# perf script --show-mmap-events -F ip,sym,dso, as perf 6.1 prints it
+PERF = """\
+qemu-system-x86 4242 [001] 10.000000: PERF_RECORD_MMAP2 4242/4242: \
+[0x55d0c4a00000(0x400000) @ 0x3a0000 08:01 1234 0]: r-xp /usr/bin/qemu-system-x86_64
+qemu-system-x86 4242 [001] 10.000001: PERF_RECORD_MMAP2 4242/4242: \
+[0x55d0c4000000(0x100000) @ 0 08:01 1234 0]: r--p /usr/bin/qemu-system-x86_64
+    ffffffff81234567 do_syscall_64 ([kernel.kallsyms])
+    ffffffff81234568 native_write_msr ([kernel.kallsyms])
+    7f1234567890 __memmove_avx_unaligned_erms (/usr/lib/x86_64-linux-gnu/libc.so.6)
+    7ffd12345000 __vdso_clock_gettime ([vdso])
+    55d0c4a10000 qemu_mutex_lock_impl+0x10 (/usr/bin/qemu-system-x86_64)
+    55d0c4a385a7 [unknown] (/usr/bin/qemu-system-x86_64)
+    55d0c4a385f0 [unknown] (/usr/bin/qemu-system-x86_64)
+    7f0000000103 [unknown] ([unknown])
+    7f0000000120 [unknown] ([unknown])
+    7f0000000120 [unknown] ([unknown])
+"""
+BUCKETS = {
+    'host kernel': 2,
+    'library: libc.so.6': 1,
+    'library: [vdso]': 1,
+    'qemu: qemu_mutex_lock_impl': 1,
+    'qemu: [qemu 0x3d8500]': 2,	# 0x385a7 into a mapping at file offset 0x3a0000
+    'guest: fn_a': 1,
+    'guest: fn_b': 2,
+}
+
+
+class FakeRun:
+    """Stands in for subprocess.run: `perf script` of PATH prints PERF."""
+
+    def __init__(self, outputs):
+        self.outputs = outputs
+
+    def __call__(self, cmd, **kw):
+        class R:
+            pass
+        r = R()
+        r.stdout = self.outputs[cmd[-1]]
+        return r
+
+
+def boot_log(reads, done=True, extra=''):
+    return ('HOSTPROF-WINDOW 16\n' + f'HOSTPROF-READS {reads}\n' + extra
+            + 'BENCH zramsteady.read_iops 1234.5\n' + ('BENCH-DONE\n' if done else ''))
+
+
+results = []
+
+
+def check(ok, what):
+    results.append((ok, what))
+
+
 with tempfile.TemporaryDirectory() as tmp:
     smp = os.path.join(tmp, 'System.map')
     with open(smp, 'w') as f:
@@ -99,14 +166,62 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write(LOG)
     smap = hp.insnprof.SymMap(smp)
     starts, guest = hp.tb_map(log)
-    print('KTAP version 1')
-    print(f'1..{len(CASES)}')
-    bad = 0
-    for n, (va, want) in enumerate(CASES, 1):
+    for va, want in CASES:
         got = hp.guest_bucket(starts, guest, va, smap)
-        if got == want:
-            print(f'ok {n} host {va:#x} -> {got}')
-        else:
-            bad += 1
-            print(f'not ok {n} host {va:#x} -> {got}, expected {want}')
-sys.exit(1 if bad else 0)
+        check(got == want, f'host {va:#x} -> {got}' + ('' if got == want else f', expected {want}'))
+
+    perf = os.path.join(tmp, 'x.perf')
+    hp.subprocess.run = FakeRun({perf: PERF})
+    got = dict(hp.buckets(perf, log, smap))
+    check(got == BUCKETS, 'buckets() of a synthetic perf script'
+          + ('' if got == BUCKETS else f': {got}'))
+
+    # A report directory: A-1 and B-1 usable (1600 and 800 reads in the
+    # window, so 10 samples are 6.25 and 12.5 per 1000 reads), B-2 without
+    # perf data, A-3 without BENCH-DONE, B-3 with a kernel warning, A-2 and
+    # B-4 with no console log at all (--rounds 4).
+    rep = os.path.join(tmp, 'rep')
+    os.mkdir(rep)
+    with open(os.path.join(rep, 'kernels'), 'w') as f:
+        f.write(f'A {tmp}\nB {tmp}\n')
+    logs = {'A-1': boot_log(1600), 'B-1': boot_log(800), 'B-2': boot_log(800),
+            'A-3': boot_log(1600, done=False),
+            'B-3': boot_log(800, extra='WARNING: CPU: 1 PID: 7 at block/bio.c:1 x\n')}
+    outputs = {}
+    for b, text in logs.items():
+        with open(os.path.join(rep, b + '.log'), 'w') as f:
+            f.write(text)
+        if b != 'B-2':
+            open(os.path.join(rep, b + '.perf'), 'w').close()
+            outputs[os.path.join(rep, b + '.perf')] = PERF
+    hp.subprocess.run = FakeRun(outputs)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = hp.main([rep, '--rounds', '4'])
+    check(rc == 3, f'main() exit status {rc} with boots left out (expected 3)')
+    report = open(os.path.join(rep, 'report.md')).read()
+    for b, why in (('A-2', 'no console log'), ('B-4', 'no console log'),
+                   ('B-2', 'no perf data'), ('A-3', 'the boot did not finish'),
+                   ('B-3', 'kernel report: WARNING')):
+        check(f'{b}: {why}' in report, f'report names {b} as left out ({why})')
+    row = [line for line in report.splitlines() if line.startswith('| samples per 1000 reads |')]
+    want = '| samples per 1000 reads | 6.2 | 12.5 | 2.000 |'
+    check(row == [want], f'median samples per 1000 reads: {row}')
+    row = [line for line in report.splitlines() if line.startswith('| reads/s in window |')]
+    want = '| reads/s in window | 100.0 | 50.0 | 0.500 |'
+    check(row == [want], f'median reads per second in the window: {row}')
+
+    # No usable boot of B: exit status 1, and no report.
+    for b in ('B-1', 'B-3'):
+        os.remove(os.path.join(rep, b + '.log'))
+    os.remove(os.path.join(rep, 'report.md'))
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        rc = hp.main([rep])
+    check(rc == 1 and not os.path.exists(os.path.join(rep, 'report.md')),
+          f'main() exit status {rc} without a usable boot of B (expected 1, no report)')
+
+print('KTAP version 1')
+print(f'1..{len(results)}')
+for n, (ok, what) in enumerate(results, 1):
+    print(f'{"ok" if ok else "not ok"} {n} {what}')
+sys.exit(0 if all(ok for ok, _ in results) else 1)
