@@ -6,8 +6,9 @@
 # min and max of each, the B/A ratio with an exact paired interval and a
 # Holm-corrected verdict (benchmarks/stats.py; no verdict below 6 valid
 # pairs; ICOUNT=1: the difference and its spread instead).
-# A kernel is: base (the unpatched v6.1.4), series (all patches), a path to
-# a bzImage, or NN (the kernel after patch NN, from make bisect-build
+# A kernel is: base (the unpatched v6.1.4), series (all patches), series@N,
+# a path to a bzImage or to a kernel build directory (arch/x86/boot/bzImage
+# in it), or NN (the kernel after patch NN, from make bisect-build
 # SAVE_KERNELS=1).
 set -uo pipefail
 : "${TOP:?}" "${BUILD:?}"
@@ -31,7 +32,12 @@ resolve() {	# resolve SPEC: print a bzImage path, building it if needed
 		f=$BUILD/kernels/$(printf %02d "$((10#$1))")-${p%.patch}.bzImage
 		[ -f "$f" ] || { echo "bench: error: no kernel for patch $1 ($p); run make bisect-build SAVE_KERNELS=1" >&2; return 1; }
 		echo "$f" ;;
-	*) [ -f "$1" ] || { echo "bench: error: no kernel '$1'" >&2; return 1; }
+	*) # a bzImage, or a kernel build directory as insn-profile takes
+	   if [ -d "$1" ] && [ -f "$1/arch/x86/boot/bzImage" ]; then
+		realpath "$1/arch/x86/boot/bzImage"
+		return 0
+	   fi
+	   [ -f "$1" ] || { echo "bench: error: no kernel '$1' (base, series, series@N, NN, a bzImage or a kernel build directory)" >&2; return 1; }
 	   echo "$1" ;;
 	esac
 }
