@@ -35,7 +35,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import insnprof  # noqa: E402
 
 HOST = re.compile(r'^0x([0-9a-f]+):')
-MMAP = re.compile(r'PERF_RECORD_MMAP2? .*\[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ 0x([0-9a-f]+)'
+# perf prints a zero file offset as "@ 0" (printf's %#x), others as "@ 0x..."
+MMAP = re.compile(r'PERF_RECORD_MMAP2? .*\[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (?:0x)?([0-9a-f]+)'
                   r'.*\]: (\S+) \S*qemu-system')
 
 

@@ -12,10 +12,13 @@ constants to their own buckets, and an address outside every TB to
 "[translated code]".
 
 Then feeds buckets() and main() a synthetic `perf script` output (perf
-itself is replaced, so no perf data is needed): a QEMU mmap event, and
-samples in the host kernel, a library, the vDSO, a named QEMU function,
-stripped QEMU code (named by its 256-byte block of the binary, from the
-mapping's file offset) and translated code; and a report directory with
+itself is replaced, so no perf data is needed, and any other command
+fails): QEMU's mmap events (a read-only one, executable ones at a file
+offset and at offset 0, which perf prints as "@ 0"), and samples in the
+host kernel, a library, the vDSO, a named QEMU function, stripped QEMU
+code (named by its 256-byte block of the binary, from the mapping's file
+offset) and translated code (dso "[unknown]" or "//anon"); and a
+report directory with
 boots that are usable, without perf data, without BENCH-DONE, with a
 kernel report, and missing under --rounds.  Checks the buckets, the
 samples per 1000 reads in report.md, each left-out boot named, and the
@@ -25,6 +28,8 @@ KTAP; exit status 1 on any failure.
 import contextlib
 import importlib.util
 import io
+import types
+from unittest import mock
 import os
 import sys
 import tempfile
@@ -105,10 +110,9 @@ CASES = [
 
 # perf script --show-mmap-events -F ip,sym,dso, as perf 6.1 prints it
 PERF = """\
-qemu-system-x86 4242 [001] 10.000000: PERF_RECORD_MMAP2 4242/4242: \
-[0x55d0c4a00000(0x400000) @ 0x3a0000 08:01 1234 0]: r-xp /usr/bin/qemu-system-x86_64
-qemu-system-x86 4242 [001] 10.000001: PERF_RECORD_MMAP2 4242/4242: \
-[0x55d0c4000000(0x100000) @ 0 08:01 1234 0]: r--p /usr/bin/qemu-system-x86_64
+PERF_RECORD_MMAP2 4242/4242: [0x55d0c4000000(0x100000) @ 0 08:01 1234 0]: r--p /usr/bin/qemu-system-x86_64
+PERF_RECORD_MMAP2 4242/4242: [0x55d0c4a00000(0x400000) @ 0x3a0000 08:01 1234 0]: r-xp /usr/bin/qemu-system-x86_64
+PERF_RECORD_MMAP2 4242/4242: [0x55d0c5000000(0x100000) @ 0 08:01 1235 0]: r-xp /usr/lib/qemu/accel-x.so-qemu-system-x86_64
     ffffffff81234567 do_syscall_64 ([kernel.kallsyms])
     ffffffff81234568 native_write_msr ([kernel.kallsyms])
     7f1234567890 __memmove_avx_unaligned_erms (/usr/lib/x86_64-linux-gnu/libc.so.6)
@@ -117,8 +121,10 @@ qemu-system-x86 4242 [001] 10.000001: PERF_RECORD_MMAP2 4242/4242: \
     55d0c4a385a7 [unknown] (/usr/bin/qemu-system-x86_64)
     55d0c4a385f0 [unknown] (/usr/bin/qemu-system-x86_64)
     7f0000000103 [unknown] ([unknown])
+    55d0c4000010 [unknown] (/usr/bin/qemu-system-x86_64)
+    55d0c50001f0 [unknown] (/usr/bin/qemu-system-x86_64)
     7f0000000120 [unknown] ([unknown])
-    7f0000000120 [unknown] ([unknown])
+    7f0000000120 [unknown] (//anon)
 """
 BUCKETS = {
     'host kernel': 2,
@@ -126,23 +132,38 @@ BUCKETS = {
     'library: [vdso]': 1,
     'qemu: qemu_mutex_lock_impl': 1,
     'qemu: [qemu 0x3d8500]': 2,	# 0x385a7 into a mapping at file offset 0x3a0000
+    'qemu: [qemu]': 1,		# in no executable mapping (the r--p one is not)
+    'qemu: [qemu 0x100]': 1,	# 0x1f0 into an executable mapping at offset "0"
     'guest: fn_a': 1,
     'guest: fn_b': 2,
 }
 
 
+PERF_ARGV = ['perf', 'script', '--show-mmap-events', '-F', 'ip,sym,dso', '-i']
+
+
 class FakeRun:
-    """Stands in for subprocess.run: `perf script` of PATH prints PERF."""
+    """Stands in for subprocess.run: `perf script ... -i PATH` prints the
+    text given for PATH; any other command fails the test."""
 
     def __init__(self, outputs):
         self.outputs = outputs
 
     def __call__(self, cmd, **kw):
-        class R:
-            pass
-        r = R()
-        r.stdout = self.outputs[cmd[-1]]
-        return r
+        if cmd[:-1] != PERF_ARGV or cmd[-1] not in self.outputs:
+            raise AssertionError(f'unexpected command {cmd}')
+        return types.SimpleNamespace(stdout=self.outputs[cmd[-1]], returncode=0)
+
+
+def run_main(argv, outputs):
+    """hp.main(ARGV) with perf replaced; its exit status, or the exception
+    it raised (so that a crash is a failed check, not a lost KTAP plan)."""
+    try:
+        with mock.patch.object(hp.subprocess, 'run', FakeRun(outputs)), \
+             contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return hp.main(argv)
+    except Exception as e:	# noqa: BLE001 - any crash is a failure here
+        return f'{type(e).__name__}: {e}'
 
 
 def boot_log(reads, done=True, extra=''):
@@ -171,13 +192,16 @@ with tempfile.TemporaryDirectory() as tmp:
         check(got == want, f'host {va:#x} -> {got}' + ('' if got == want else f', expected {want}'))
 
     perf = os.path.join(tmp, 'x.perf')
-    hp.subprocess.run = FakeRun({perf: PERF})
-    got = dict(hp.buckets(perf, log, smap))
+    try:
+        with mock.patch.object(hp.subprocess, 'run', FakeRun({perf: PERF})):
+            got = dict(hp.buckets(perf, log, smap))
+    except Exception as e:	# noqa: BLE001 - any crash is a failure here
+        got = f'{type(e).__name__}: {e}'
     check(got == BUCKETS, 'buckets() of a synthetic perf script'
           + ('' if got == BUCKETS else f': {got}'))
 
     # A report directory: A-1 and B-1 usable (1600 and 800 reads in the
-    # window, so 10 samples are 6.25 and 12.5 per 1000 reads), B-2 without
+    # window, so 12 samples are 7.5 and 15.0 per 1000 reads), B-2 without
     # perf data, A-3 without BENCH-DONE, B-3 with a kernel warning, A-2 and
     # B-4 with no console log at all (--rounds 4).
     rep = os.path.join(tmp, 'rep')
@@ -194,18 +218,16 @@ with tempfile.TemporaryDirectory() as tmp:
         if b != 'B-2':
             open(os.path.join(rep, b + '.perf'), 'w').close()
             outputs[os.path.join(rep, b + '.perf')] = PERF
-    hp.subprocess.run = FakeRun(outputs)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        rc = hp.main([rep, '--rounds', '4'])
+    rc = run_main([rep, '--rounds', '4'], outputs)
     check(rc == 3, f'main() exit status {rc} with boots left out (expected 3)')
-    report = open(os.path.join(rep, 'report.md')).read()
+    rpath = os.path.join(rep, 'report.md')
+    report = open(rpath).read() if os.path.exists(rpath) else ''
     for b, why in (('A-2', 'no console log'), ('B-4', 'no console log'),
                    ('B-2', 'no perf data'), ('A-3', 'the boot did not finish'),
                    ('B-3', 'kernel report: WARNING')):
         check(f'{b}: {why}' in report, f'report names {b} as left out ({why})')
     row = [line for line in report.splitlines() if line.startswith('| samples per 1000 reads |')]
-    want = '| samples per 1000 reads | 6.2 | 12.5 | 2.000 |'
+    want = '| samples per 1000 reads | 7.5 | 15.0 | 2.000 |'
     check(row == [want], f'median samples per 1000 reads: {row}')
     row = [line for line in report.splitlines() if line.startswith('| reads/s in window |')]
     want = '| reads/s in window | 100.0 | 50.0 | 0.500 |'
@@ -214,9 +236,9 @@ with tempfile.TemporaryDirectory() as tmp:
     # No usable boot of B: exit status 1, and no report.
     for b in ('B-1', 'B-3'):
         os.remove(os.path.join(rep, b + '.log'))
-    os.remove(os.path.join(rep, 'report.md'))
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        rc = hp.main([rep])
+    if os.path.exists(rpath):
+        os.remove(rpath)
+    rc = run_main([rep], outputs)
     check(rc == 1 and not os.path.exists(os.path.join(rep, 'report.md')),
           f'main() exit status {rc} without a usable boot of B (expected 1, no report)')
 
