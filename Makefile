@@ -69,7 +69,7 @@ export QUILT_SERIES  := series
 
 .PHONY: all deps base apply unapply git-tree export kernel base-kernel \
 	bisect-build checkpatch sparse check check-full test test-inject test-inject-build test-base test-debug \
-	stable-kernel mainline-check variants initramfs bisect-test bench bisect-bench insn-profile mail send mail-selftest rebase-check clean distclean help
+	stable-kernel mainline-check variants initramfs bisect-test bench bisect-bench insn-profile layout-pad mail send mail-selftest rebase-check clean distclean help
 
 all: deps base apply kernel
 	@echo "bzImage: $(KERNEL)"
@@ -166,6 +166,9 @@ bisect-bench: base
 
 insn-profile: deps base
 	@$(TOP)/scripts/insn-profile.sh
+
+layout-pad: deps base
+	@$(TOP)/scripts/layout-pad.sh
 
 mail: base
 	@MAIL_VERSION="$(V)" $(TOP)/scripts/mail.sh
