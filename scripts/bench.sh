@@ -32,9 +32,10 @@ resolve() {	# resolve SPEC: print a bzImage path, building it if needed
 		f=$BUILD/kernels/$(printf %02d "$((10#$1))")-${p%.patch}.bzImage
 		[ -f "$f" ] || { echo "bench: error: no kernel for patch $1 ($p); run make bisect-build SAVE_KERNELS=1" >&2; return 1; }
 		echo "$f" ;;
-	*) # a bzImage, or a kernel build directory as insn-profile takes
-	   if [ -d "$1" ] && [ -f "$1/arch/x86/boot/bzImage" ]; then
-		realpath "$1/arch/x86/boot/bzImage"
+	*) # a kernel build directory, checked as insn-profile checks it
+	   if [ -d "$1" ]; then
+		d=$(spec_objdir bench "$1") || return 1
+		echo "$d/arch/x86/boot/bzImage"
 		return 0
 	   fi
 	   [ -f "$1" ] || { echo "bench: error: no kernel '$1' (base, series, series@N, NN, a bzImage or a kernel build directory)" >&2; return 1; }

@@ -155,13 +155,14 @@ class FakeRun:
         return types.SimpleNamespace(stdout=self.outputs[cmd[-1]], returncode=0)
 
 
-def run_main(argv, outputs):
-    """hp.main(ARGV) with perf replaced; its exit status, or the exception
-    it raised (so that a crash is a failed check, not a lost KTAP plan)."""
+def with_perf(outputs, fn, *args):
+    """FN(*ARGS) with perf replaced and its output hidden: what it returned,
+    or the exception it raised (so that a crash is a failed check, not a
+    lost KTAP plan)."""
     try:
         with mock.patch.object(hp.subprocess, 'run', FakeRun(outputs)), \
              contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            return hp.main(argv)
+            return fn(*args)
     except Exception as e:	# noqa: BLE001 - any crash is a failure here
         return f'{type(e).__name__}: {e}'
 
@@ -192,11 +193,7 @@ with tempfile.TemporaryDirectory() as tmp:
         check(got == want, f'host {va:#x} -> {got}' + ('' if got == want else f', expected {want}'))
 
     perf = os.path.join(tmp, 'x.perf')
-    try:
-        with mock.patch.object(hp.subprocess, 'run', FakeRun({perf: PERF})):
-            got = dict(hp.buckets(perf, log, smap))
-    except Exception as e:	# noqa: BLE001 - any crash is a failure here
-        got = f'{type(e).__name__}: {e}'
+    got = with_perf({perf: PERF}, lambda: dict(hp.buckets(perf, log, smap)))
     check(got == BUCKETS, 'buckets() of a synthetic perf script'
           + ('' if got == BUCKETS else f': {got}'))
 
@@ -218,7 +215,7 @@ with tempfile.TemporaryDirectory() as tmp:
         if b != 'B-2':
             open(os.path.join(rep, b + '.perf'), 'w').close()
             outputs[os.path.join(rep, b + '.perf')] = PERF
-    rc = run_main([rep, '--rounds', '4'], outputs)
+    rc = with_perf(outputs, hp.main, [rep, '--rounds', '4'])
     check(rc == 3, f'main() exit status {rc} with boots left out (expected 3)')
     rpath = os.path.join(rep, 'report.md')
     report = open(rpath).read() if os.path.exists(rpath) else ''
@@ -226,20 +223,19 @@ with tempfile.TemporaryDirectory() as tmp:
                    ('B-2', 'no perf data'), ('A-3', 'the boot did not finish'),
                    ('B-3', 'kernel report: WARNING')):
         check(f'{b}: {why}' in report, f'report names {b} as left out ({why})')
-    row = [line for line in report.splitlines() if line.startswith('| samples per 1000 reads |')]
-    want = '| samples per 1000 reads | 7.5 | 15.0 | 2.000 |'
-    check(row == [want], f'median samples per 1000 reads: {row}')
-    row = [line for line in report.splitlines() if line.startswith('| reads/s in window |')]
-    want = '| reads/s in window | 100.0 | 50.0 | 0.500 |'
-    check(row == [want], f'median reads per second in the window: {row}')
+    for want in ('| samples per 1000 reads | 7.5 | 15.0 | 2.000 |',
+                 '| reads/s in window | 100.0 | 50.0 | 0.500 |'):
+        name = want.split('|')[1].strip()
+        row = [line for line in report.splitlines() if line.startswith(f'| {name} |')]
+        check(row == [want], f'median {name}: {row}')
 
     # No usable boot of B: exit status 1, and no report.
     for b in ('B-1', 'B-3'):
         os.remove(os.path.join(rep, b + '.log'))
     if os.path.exists(rpath):
         os.remove(rpath)
-    rc = run_main([rep], outputs)
-    check(rc == 1 and not os.path.exists(os.path.join(rep, 'report.md')),
+    rc = with_perf(outputs, hp.main, [rep])
+    check(rc == 1 and not os.path.exists(rpath),
           f'main() exit status {rc} without a usable boot of B (expected 1, no report)')
 
 print('KTAP version 1')
