@@ -3,7 +3,8 @@
 # usage: build-kernel.sh SRC OBJ FRAGMENT...
 # With BASECONFIG set (KCONFIG=distro), the fragments are merged over that
 # configuration file instead of tinyconfig.
-# Honours JOBS, and uses ccache when CC is not set by the caller.
+# Honours JOBS and BUILD_TARGETS (kbuild targets instead of bzImage and
+# modules), and uses ccache when CC is not set by the caller.
 # New warnings (compiler, objtool, linker: any ": warning: " line but the
 # base's own iomap_copy_64 one) are printed at the end; with
 # NEW_WARNINGS=fail (make bisect-build) they fail the build (exit 99).
@@ -124,8 +125,14 @@ srcstate() {
 }
 srcstate
 
-targets=(bzImage)
-grep -q '^CONFIG_MODULES=y' "$obj/.config" && targets+=(modules)
+# BUILD_TARGETS replaces the default targets: make bisect-build links
+# vmlinux alone at the patches before the last (scripts/bisect-build.sh).
+if [ -n "${BUILD_TARGETS:-}" ]; then
+	read -r -a targets <<< "$BUILD_TARGETS"
+else
+	targets=(bzImage)
+	grep -q '^CONFIG_MODULES=y' "$obj/.config" && targets+=(modules)
+fi
 log=$obj/.build-kernel.log
 set +e
 kmake "${targets[@]}" ${KMAKE_EXTRA:-} 2>&1 | tee "$log"
@@ -142,4 +149,8 @@ if [ -n "$warnings" ]; then
 	[ $rc -ne 0 ] || [ "${NEW_WARNINGS:-}" != fail ] || rc=99
 fi
 [ $rc -eq 0 ] || exit $rc
-echo "build-kernel: $obj/arch/x86/boot/bzImage"
+if [[ " ${targets[*]} " == *" bzImage "* ]]; then
+	echo "build-kernel: $obj/arch/x86/boot/bzImage"
+else
+	echo "build-kernel: $obj (${targets[*]})"
+fi

@@ -77,6 +77,14 @@ void syncio_inject_warn(void)
 }'; }
 # shellcheck disable=SC2059
 edit_mid_series() { append drivers/block/brd.c "$(printf "$undeclared" mid)"; }
+# Compiles, and fails only where vmlinux is linked: the per-patch builds
+# before the last link vmlinux (scripts/bisect-build.sh).
+edit_mid_link() { append drivers/block/brd.c 'int syncio_inject_nowhere(void);
+int syncio_inject_link(void);
+int syncio_inject_link(void)
+{
+	return syncio_inject_nowhere();
+}'; }
 
 n_real=$(SERIES_DIR=$TOP "$TOP/scripts/series-list.sh" | wc -l)
 end=$n_real
@@ -92,6 +100,7 @@ cases=(
 	"nopmem-error|block/bdev.c|$end||variant: nopmem|syncio_inject_undeclared"
 	"warning|drivers/block/brd.c|$end||patch $((end + 1))|warning: unused variable .syncio_inject_unused."
 	"mid-series|drivers/block/brd.c|$mid|$((mid + 3))|patch $((mid + 1))|syncio_inject_undeclared"
+	"mid-link|drivers/block/brd.c|$mid|$((mid + 3))|patch $((mid + 1))|undefined reference to .syncio_inject_nowhere."
 )
 if [ $# -gt 0 ]; then
 	sel=()
@@ -146,7 +155,7 @@ run() {
 }
 
 echo "KTAP version 1"
-nmid=$(printf '%s\n' "${cases[@]}" | grep -c '^mid-series|')
+nmid=$(printf '%s\n' "${cases[@]}" | grep -c '^mid-')
 [ "${INJECT_DRY:-0}" = 1 ] && nmid=0
 echo "1..$(( ${#cases[@]} + nmid ))"
 passed=0 failed=0 k=0
@@ -210,7 +219,7 @@ for c in "${cases[@]}"; do
 	fi
 	if [ -z "$why" ]; then result OK "$name" "$expect" "" "$secs"; else result FAIL "$name" "$expect" "$why" "$secs"; fi
 	grep -E '^([0-9]{2} |variant: |series |bisect-build:)' "$out" | sed 's/^/#   /'
-	if [ "$name" = mid-series ]; then
+	if [[ $name == mid-* ]]; then
 		# Only the per-patch build can catch it: the last patch
 		# builds.
 		t0=$(date +%s)
