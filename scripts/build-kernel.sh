@@ -3,8 +3,8 @@
 # usage: build-kernel.sh SRC OBJ FRAGMENT...
 # With BASECONFIG set (KCONFIG=distro), the fragments are merged over that
 # configuration file instead of tinyconfig.
-# Honours JOBS and BUILD_TARGETS (kbuild targets instead of bzImage and
-# modules), and uses ccache when CC is not set by the caller.
+# Honours JOBS and BUILD_KERNEL_TARGETS (kbuild targets instead of bzImage
+# and modules), and uses ccache when CC is not set by the caller.
 # New warnings (compiler, objtool, linker: any ": warning: " line but the
 # base's own iomap_copy_64 one) are printed at the end; with
 # NEW_WARNINGS=fail (make bisect-build) they fail the build (exit 99).
@@ -125,13 +125,16 @@ srcstate() {
 }
 srcstate
 
-# BUILD_TARGETS replaces the default targets: make bisect-build links
-# vmlinux alone at the patches before the last (scripts/bisect-build.sh).
-if [ -n "${BUILD_TARGETS:-}" ]; then
-	read -r -a targets <<< "$BUILD_TARGETS"
-else
+# BUILD_KERNEL_TARGETS replaces the default targets: make bisect-build
+# links vmlinux alone at the patches before the last.  A bzImage that such
+# a build leaves behind would not match vmlinux and System.map: it goes.
+targets=()
+read -r -a targets <<< "${BUILD_KERNEL_TARGETS:-}"
+if [ ${#targets[@]} -eq 0 ]; then
 	targets=(bzImage)
 	grep -q '^CONFIG_MODULES=y' "$obj/.config" && targets+=(modules)
+elif [[ " ${targets[*]} " != *" bzImage "* ]]; then
+	rm -f "$obj/arch/x86/boot/bzImage"
 fi
 log=$obj/.build-kernel.log
 set +e
