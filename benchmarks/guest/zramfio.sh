@@ -12,6 +12,8 @@
 # insnprof-open and insnprof-close written to trace_marker: the window of
 # the QEMU plugin scripts/insnprof.c, which counts each pread() system
 # call (ksys_pread64()) from entry to return.
+# bench.zram_pin=CPU runs the one-job fio runs on that CPU only (fio
+# --cpus_allowed), to tell whether their speed depends on the vCPU.
 . /tests/lib/common.sh
 SIZE=${BENCH_SIZE:-64M}
 ALGS="lzo zstd" MODES="direct fsync"
@@ -20,6 +22,7 @@ for a in $(cat /proc/cmdline); do
 	bench.zram_algs=*) ALGS=${a#*=}; ALGS=${ALGS//,/ } ;;
 	bench.zram_modes=*) MODES=${a#*=}; MODES=${MODES//,/ } ;;
 	bench.insnprof=*) IPROF=${a#*=} ;;
+	bench.zram_pin=*) PIN=${a#*=} ;;
 	esac
 done
 if [ -n "${IPROF:-}" ]; then
@@ -54,6 +57,7 @@ for alg in $ALGS; do
 				esac
 				opts=(--direct=1)
 				[ "$mode" = fsync ] && opts=(--direct=0 --fsync_on_close=1)
+				[ "$jobs" = 1 ] && [ -n "${PIN:-}" ] && opts+=(--cpus_allowed="$PIN")
 				out=$(fio --thread --name=z --filename="$dev" --rw=$pat --bs=4k \
 					--size="$SIZE" --numjobs="$jobs" --offset_increment="$SIZE" \
 					--ioengine=psync --group_reporting --minimal \
