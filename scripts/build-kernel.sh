@@ -133,9 +133,10 @@ read -r -a targets <<< "${BUILD_KERNEL_TARGETS:-}"
 if [ ${#targets[@]} -eq 0 ]; then
 	targets=(bzImage)
 	grep -q '^CONFIG_MODULES=y' "$obj/.config" && targets+=(modules)
-elif [[ " ${targets[*]} " != *" bzImage "* ]]; then
-	rm -f "$obj/arch/x86/boot/bzImage"
 fi
+image=$obj/arch/x86/boot/bzImage
+[[ " ${targets[*]} " == *" bzImage "* ]] || image=
+[ -n "$image" ] || rm -f "$obj/arch/x86/boot/bzImage"
 log=$obj/.build-kernel.log
 set +e
 kmake "${targets[@]}" ${KMAKE_EXTRA:-} 2>&1 | tee "$log"
@@ -152,8 +153,4 @@ if [ -n "$warnings" ]; then
 	[ $rc -ne 0 ] || [ "${NEW_WARNINGS:-}" != fail ] || rc=99
 fi
 [ $rc -eq 0 ] || exit $rc
-if [[ " ${targets[*]} " == *" bzImage "* ]]; then
-	echo "build-kernel: $obj/arch/x86/boot/bzImage"
-else
-	echo "build-kernel: $obj (${targets[*]})"
-fi
+echo "build-kernel: ${image:-$obj (${targets[*]})}"
