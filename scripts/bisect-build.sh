@@ -29,7 +29,7 @@
 # patch edits the boot image's files (arch/x86/boot) or the test
 # configuration's one module (x86_pkg_temp_thermal), but both include
 # headers the series changes (compiler_attributes.h, fs.h): a break there
-# that a later patch mends goes unseen, for about 4 s less per patch.
+# that a later patch mends goes unseen, for 2-4 s less per patch.
 # BISECT_IMAGES=1 or SAVE_KERNELS=1 builds bzImage and modules at every
 # patch.
 #
