@@ -12,6 +12,9 @@
 # serial port, ttyS1: tests/run.sh has the tests write their KTAP there;
 # default LOG with .ktap for .log), INITRD (default build/initramfs.cpio;
 # tests/run.sh passes one with the test modules, scripts/test-modules.sh).
+# QEMU_NO_THP=1 starts QEMU with transparent huge pages disabled for it
+# (prctl PR_SET_THP_DISABLE), so that no part of the guest's memory is
+# backed by huge pages on the host, whatever the host's THP setting.
 # ICOUNT=1 runs the guest with -icount shift=0: its clock advances one
 # nanosecond per emulated instruction, so a time the guest measures is an
 # instruction count, free of host noise.  It implies one vCPU: secondary
@@ -42,9 +45,18 @@ smp=${SMP:-2}
 # shellcheck disable=SC2054	# -icount takes a comma-separated option list
 [ -n "${ICOUNT:-}" ] && accel=(-accel tcg -icount shift=0,sleep=off) smp=1
 read -ra extra_qemu <<< "${QEMU_EXTRA:-}"
+nothp=()
+case ${QEMU_NO_THP:-0} in
+0) ;;
+1) nothp=(python3 -c 'import ctypes, os, sys
+if ctypes.CDLL(None).prctl(41, 1, 0, 0, 0):
+    sys.exit("qemu-run: error: prctl(PR_SET_THP_DISABLE) failed")
+os.execvp(sys.argv[1], sys.argv[1:])') ;;
+*) echo "qemu-run: error: QEMU_NO_THP=${QEMU_NO_THP}: 0 or 1" >&2; exit 2 ;;
+esac
 ktap=${KTAP_LOG:-${log%.log}.ktap}
 [ "$ktap" != "$log" ] || ktap=$log.ktap
-timeout -k 10 "$to" qemu-system-x86_64 -machine pc -cpu max "${accel[@]}" \
+timeout -k 10 "$to" "${nothp[@]}" qemu-system-x86_64 -machine pc -cpu max "${accel[@]}" \
 	-smp "$smp" -m "$mem" -display none -no-reboot \
 	-serial stdio -serial "file:$ktap" -monitor none \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" "${extra_qemu[@]}" \
