@@ -68,6 +68,10 @@ elif [ -n "${SMP:-}" ]; then
 	cmd+=" SMP=$SMP"
 fi
 [ -n "${BENCH_CMDLINE:-}" ] && cmd+=" BENCH_CMDLINE='$BENCH_CMDLINE'"
+if [ "${QEMU_NO_THP:-0}" = 1 ]; then
+	cmd+=" QEMU_NO_THP=1"
+	machine+="; QEMU without host huge pages (QEMU_NO_THP=1)"
+fi
 if [ "${KCONFIG:-test}" != test ]; then
 	cmd+=" KCONFIG=$KCONFIG"
 	machine+="; kernels configured from $(cat "$BASECONFIG.version" 2>/dev/null | sed 's/^/Debian linux-config-6.1 /') cloud-amd64 (KCONFIG=$KCONFIG)"

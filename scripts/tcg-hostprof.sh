@@ -82,7 +82,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fi
 done
 python3 "$TOP/scripts/tcg-hostprof.py" "$out" --rounds "$ROUNDS" --smp "${SMP:-2}" \
-	--command "${HOSTPROF_LOG:+HOSTPROF_LOG=1 }${SMP:+SMP=$SMP }scripts/tcg-hostprof.sh $A $B $ROUNDS"
+	--command "${HOSTPROF_LOG:+HOSTPROF_LOG=1 }${SMP:+SMP=$SMP }$([ "${QEMU_NO_THP:-0}" = 1 ] && echo "QEMU_NO_THP=1 ")scripts/tcg-hostprof.sh $A $B $ROUNDS"
 rc=$?
 echo "tcg-hostprof: report in $out/report.md"
 [ $rc = 0 ] || echo "tcg-hostprof: the report is partial or missing (see its first lines)" >&2

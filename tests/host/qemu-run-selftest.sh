@@ -7,10 +7,11 @@
 # scripts/tcg-hostprof.sh call before their first boot; a good value
 # reaches QEMU as -smp N, no value as -smp 2; ICOUNT=1 boots one vCPU
 # whatever SMP says.  QEMU_NO_THP=1 starts QEMU with transparent huge
-# pages disabled for it (the stand-in reads THP_enabled in its own
-# /proc/self/status), 0 or no value leaves it as the runner's own, and any
-# other value stops the boot with exit status 2 before QEMU starts.
-# Prints KTAP.
+# pages disabled for it (the stand-in asks prctl(PR_GET_THP_DISABLE)) and
+# the same arguments as without it; 0 or no value leaves THP as the
+# runner's own; any other value stops the boot, and --check-smp, with exit
+# status 2 before QEMU starts.  The THP cases are skipped where the runner
+# itself already runs with THP disabled (they could not tell).  Prints KTAP.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$(dirname "$here")")
@@ -19,9 +20,10 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin"
 cat > "$tmp/bin/qemu-system-x86_64" <<'EOS'
 #!/bin/bash
-# stand-in: record the -smp argument and whether THP is enabled for it
+# stand-in: record its arguments, the -smp one, and whether THP is disabled
+printf '%q ' "$@" > "$QEMU_STUB_OUT.args"
 while [ $# -gt 0 ]; do [ "$1" = -smp ] && echo "smp=$2" > "$QEMU_STUB_OUT"; shift; done
-awk '$1 == "THP_enabled:" { print $2 }' /proc/self/status > "$QEMU_STUB_OUT.thp"
+python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(42, 0, 0, 0, 0))' > "$QEMU_STUB_OUT.thp"
 exit 0
 EOS
 chmod +x "$tmp/bin/qemu-system-x86_64"
@@ -42,14 +44,16 @@ cases=(
 	"0 1 check 0 - -"
 	"unset - boot 0 - 2"
 )
-# QEMU_NO_THP  expected: rc, THP_enabled seen by QEMU (- for not started)
-own_thp=$(awk '$1 == "THP_enabled:" { print $2 }' /proc/self/status)
+# QEMU_NO_THP how  expected: rc, THP disabled in QEMU (1/0; - not started)
+own_thp=$(python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(42, 0, 0, 0, 0))')
 thp_cases=(
-	"unset 0 ${own_thp:-?}"
-	"0 0 ${own_thp:-?}"
-	"1 0 0"
-	"2 2 -"
-	"yes 2 -"
+	"unset boot 0 0"
+	"0 boot 0 0"
+	"1 boot 0 1"
+	"2 boot 2 -"
+	"yes boot 2 -"
+	"yes check 2 -"
+	"1 check 0 -"
 )
 echo "KTAP version 1"
 echo "1..$((${#cases[@]} + ${#thp_cases[@]}))"
@@ -66,7 +70,8 @@ for c in "${cases[@]}"; do
 		args=("$tmp/bzImage" "$tmp/log" 256 20 none.sh)
 	fi
 	err=$(PATH=$tmp/bin:$PATH QEMU_STUB_OUT=$tmp/seen SMP=$smp ICOUNT=$icount \
-		INITRD=$tmp/initrd BUILD=$tmp "$top/scripts/qemu-run.sh" "${args[@]}" 2>&1 >/dev/null)
+		QEMU_NO_THP='' INITRD=$tmp/initrd BUILD=$tmp \
+		"$top/scripts/qemu-run.sh" "${args[@]}" 2>&1 >/dev/null)
 	rc=$?
 	seen=-
 	[ -f "$tmp/seen" ] && seen=$(sed 's/^smp=//' "$tmp/seen")
@@ -83,14 +88,31 @@ for c in "${cases[@]}"; do
 		echo "not ok $n $desc (expected exit $want_rc, -smp $want_smp, message ${want_err}; stderr: $err)"
 	fi
 done
+# the arguments QEMU gets without the knob, to compare with QEMU_NO_THP=1
+rm -f "$tmp/seen.args"
+PATH=$tmp/bin:$PATH QEMU_STUB_OUT=$tmp/seen SMP='' ICOUNT='' QEMU_NO_THP='' \
+	INITRD=$tmp/initrd BUILD=$tmp "$top/scripts/qemu-run.sh" \
+	"$tmp/bzImage" "$tmp/log" 256 20 none.sh >/dev/null 2>&1
+plain_args=$(cat "$tmp/seen.args" 2>/dev/null)
 for c in "${thp_cases[@]}"; do
-	read -r thp want_rc want_thp <<< "$c"
+	read -r thp how want_rc want_thp <<< "$c"
 	n=$((n + 1))
-	rm -f "$tmp/seen" "$tmp/seen.thp"
-	[ "$thp" = unset ] && thp=
-	err=$(PATH=$tmp/bin:$PATH QEMU_STUB_OUT=$tmp/seen QEMU_NO_THP=$thp \
-		INITRD=$tmp/initrd BUILD=$tmp "$top/scripts/qemu-run.sh" \
-		"$tmp/bzImage" "$tmp/log" 256 20 none.sh 2>&1 >/dev/null)
+	desc="QEMU_NO_THP=$thp $how"
+	if [ "$own_thp" != 0 ] && [ "$want_thp" != - ]; then
+		echo "ok $n $desc # SKIP this runner already has THP disabled (prctl: ${own_thp:-none})"
+		continue
+	fi
+	rm -f "$tmp/seen" "$tmp/seen.thp" "$tmp/seen.args"
+	if [ "$how" = check ]; then
+		args=(--check-smp)
+	else
+		args=("$tmp/bzImage" "$tmp/log" 256 20 none.sh)
+	fi
+	envs=(env -u QEMU_NO_THP)
+	[ "$thp" = unset ] || envs=(env "QEMU_NO_THP=$thp")
+	err=$("${envs[@]}" PATH="$tmp/bin:$PATH" QEMU_STUB_OUT="$tmp/seen" SMP='' ICOUNT='' \
+		INITRD="$tmp/initrd" BUILD="$tmp" "$top/scripts/qemu-run.sh" \
+		"${args[@]}" 2>&1 >/dev/null)
 	rc=$?
 	seen=-
 	[ -f "$tmp/seen.thp" ] && seen=$(cat "$tmp/seen.thp")
@@ -100,10 +122,16 @@ for c in "${thp_cases[@]}"; do
 	if [ "$want_rc" = 2 ]; then
 		case $err in *QEMU_NO_THP*) ;; *) ok=0 ;; esac
 	fi
-	desc="QEMU_NO_THP=${thp:-(unset)}: exit $rc, THP_enabled in QEMU $seen"
+	same=-
+	if [ "$how" = boot ] && [ "$want_rc" = 0 ]; then
+		same=no
+		[ -n "$plain_args" ] && [ "$(cat "$tmp/seen.args" 2>/dev/null)" = "$plain_args" ] && same=yes
+		[ $same = yes ] || ok=0
+	fi
+	desc+=": exit $rc, THP disabled in QEMU $seen, same arguments as without it $same"
 	if [ $ok = 1 ]; then
 		echo "ok $n $desc"
 	else
-		echo "not ok $n $desc (expected exit $want_rc, THP_enabled $want_thp; stderr: $err)"
+		echo "not ok $n $desc (expected exit $want_rc, THP disabled $want_thp; stderr: $err)"
 	fi
 done
