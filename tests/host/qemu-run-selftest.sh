@@ -55,6 +55,18 @@ thp_cases=(
 	"yes check 2 -"
 	"1 check 0 -"
 )
+# run_qemu_run HOW [env OPTIONS/ASSIGNMENTS...]: scripts/qemu-run.sh with
+# the stand-in QEMU (HOW: boot, or check for --check-smp); its stderr on
+# stdout, its exit status as ours
+run_qemu_run() {
+	local how=$1 args=("$tmp/bzImage" "$tmp/log" 256 20 none.sh)
+	shift
+	[ "$how" = check ] && args=(--check-smp)
+	# shellcheck disable=SC2069	# stderr to our stdout, its stdout dropped
+	env "$@" PATH="$tmp/bin:$PATH" QEMU_STUB_OUT="$tmp/seen" \
+		INITRD="$tmp/initrd" BUILD="$tmp" \
+		"$top/scripts/qemu-run.sh" "${args[@]}" 2>&1 >/dev/null
+}
 echo "KTAP version 1"
 echo "1..$((${#cases[@]} + ${#thp_cases[@]}))"
 n=0
@@ -64,14 +76,7 @@ for c in "${cases[@]}"; do
 	rm -f "$tmp/seen"
 	[ "$icount" = - ] && icount=
 	[ "$smp" = unset ] && smp=
-	if [ "$how" = check ]; then
-		args=(--check-smp)
-	else
-		args=("$tmp/bzImage" "$tmp/log" 256 20 none.sh)
-	fi
-	err=$(PATH=$tmp/bin:$PATH QEMU_STUB_OUT=$tmp/seen SMP=$smp ICOUNT=$icount \
-		QEMU_NO_THP='' INITRD=$tmp/initrd BUILD=$tmp \
-		"$top/scripts/qemu-run.sh" "${args[@]}" 2>&1 >/dev/null)
+	err=$(run_qemu_run "$how" SMP="$smp" ICOUNT="$icount" QEMU_NO_THP=)
 	rc=$?
 	seen=-
 	[ -f "$tmp/seen" ] && seen=$(sed 's/^smp=//' "$tmp/seen")
@@ -90,9 +95,7 @@ for c in "${cases[@]}"; do
 done
 # the arguments QEMU gets without the knob, to compare with QEMU_NO_THP=1
 rm -f "$tmp/seen.args"
-PATH=$tmp/bin:$PATH QEMU_STUB_OUT=$tmp/seen SMP='' ICOUNT='' QEMU_NO_THP='' \
-	INITRD=$tmp/initrd BUILD=$tmp "$top/scripts/qemu-run.sh" \
-	"$tmp/bzImage" "$tmp/log" 256 20 none.sh >/dev/null 2>&1
+run_qemu_run boot SMP= ICOUNT= QEMU_NO_THP= >/dev/null
 plain_args=$(cat "$tmp/seen.args" 2>/dev/null)
 for c in "${thp_cases[@]}"; do
 	read -r thp how want_rc want_thp <<< "$c"
@@ -103,16 +106,9 @@ for c in "${thp_cases[@]}"; do
 		continue
 	fi
 	rm -f "$tmp/seen" "$tmp/seen.thp" "$tmp/seen.args"
-	if [ "$how" = check ]; then
-		args=(--check-smp)
-	else
-		args=("$tmp/bzImage" "$tmp/log" 256 20 none.sh)
-	fi
-	envs=(env -u QEMU_NO_THP)
-	[ "$thp" = unset ] || envs=(env "QEMU_NO_THP=$thp")
-	err=$("${envs[@]}" PATH="$tmp/bin:$PATH" QEMU_STUB_OUT="$tmp/seen" SMP='' ICOUNT='' \
-		INITRD="$tmp/initrd" BUILD="$tmp" "$top/scripts/qemu-run.sh" \
-		"${args[@]}" 2>&1 >/dev/null)
+	knob=(-u QEMU_NO_THP)
+	[ "$thp" = unset ] || knob=("QEMU_NO_THP=$thp")
+	err=$(run_qemu_run "$how" "${knob[@]}" SMP= ICOUNT=)
 	rc=$?
 	seen=-
 	[ -f "$tmp/seen.thp" ] && seen=$(cat "$tmp/seen.thp")
