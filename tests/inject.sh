@@ -24,6 +24,9 @@ shift
 cases=(
 	"raw-overwrite|10-raw-integrity.sh|^zram write bs=4k:||"
 	"raw-part-overwrite|10-raw-integrity.sh|^pmem partition:||"
+	"stack-corrupt|14-stacked-submit.sh|^stacked O_DIRECT:||"
+	"stack-nested|14-stacked-submit.sh|^bio lists, ||"
+	"stack-unordered|14-stacked-submit.sh|^bio lists, lower level first:||"
 	"swap-corrupt|20-swap-integrity.sh|^zram 4k pages: data mismatch||"
 	"swap-slot-brd|20-swap-integrity.sh|^brd 4k pages: data mismatch||"
 	"swap-slot-pmem|20-swap-integrity.sh|^pmem 4k pages: data mismatch||"
