@@ -26,6 +26,7 @@ cases=(
 	"raw-part-overwrite|10-raw-integrity.sh|^pmem partition:||"
 	"stack-corrupt|14-stacked-submit.sh|^stacked O_DIRECT:||"
 	"stack-nested|14-stacked-submit.sh|^bio lists, ||"
+	"stack-lower-nested|14-stacked-submit.sh|^bio lists, no nested ->submit_bio:||"
 	"stack-unordered|14-stacked-submit.sh|^bio lists, lower level first:||"
 	"swap-corrupt|20-swap-integrity.sh|^zram 4k pages: data mismatch||"
 	"swap-slot-brd|20-swap-integrity.sh|^brd 4k pages: data mismatch||"

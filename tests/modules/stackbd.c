@@ -24,12 +24,17 @@
  *		below the one before it of the same root;
  *   untracked	a ->submit_bio() that found the task table full (the counts
  *		above then miss it; the test wants none);
+ *   rescued	a piece or clone that another task (a bio_set's rescuer)
+ *		submitted or completed: the checks skip its root, and the test
+ *		skips its verdicts on them;
  *   splits, clones	how often each happened.
  *
  * The counts rely on @lower completing its bios inside its own
- * ->submit_bio(), as brd does.  For make test-inject, recurse=1 hands the
- * first half of a split to stackbd's ->submit_bio() directly instead of
- * through submit_bio_noacct(), once per root, so that "nested" must
+ * ->submit_bio(), as brd does (a clone that submit_bio_noacct() ends early,
+ * past the end of the device for instance, would count as nested too).
+ * For make test-inject, recurse=1 hands the first half of a split to
+ * stackbd's ->submit_bio() directly instead of through submit_bio_noacct(),
+ * and recurse=2 a clone to @lower's, once per root, so that "nested" must
  * count; hold=1 keeps back the first clone of each root that is split and
  * submits it after the next piece's, so that "unordered" must count.
  * Unloading it prints the counters in one "stackbd: ..." line.
@@ -46,18 +51,20 @@ MODULE_PARM_DESC(lower, "block device to stack on");
 static unsigned int split_kb = 4;
 module_param(split_kb, uint, 0444);
 MODULE_PARM_DESC(split_kb, "split every bio into pieces of this many KiB");
-static bool recurse;
-module_param(recurse, bool, 0444);
-MODULE_PARM_DESC(recurse, "call ->submit_bio() directly once per bio from above (make test-inject)");
+static unsigned int recurse;
+module_param(recurse, uint, 0444);
+MODULE_PARM_DESC(recurse, "1: call stackbd's, 2: @lower's ->submit_bio() directly once per bio from above (make test-inject)");
 static bool hold;
 module_param(hold, bool, 0444);
 MODULE_PARM_DESC(hold, "submit the first clone of a bio from above late (make test-inject)");
 
-static unsigned int nested, unlisted, unordered, untracked, splits, clones;
+static unsigned int nested, unlisted, unordered, untracked, rescued;
+static unsigned int splits, clones;
 module_param(nested, uint, 0444);
 module_param(unlisted, uint, 0444);
 module_param(unordered, uint, 0444);
 module_param(untracked, uint, 0444);
+module_param(rescued, uint, 0444);
 module_param(splits, uint, 0444);
 module_param(clones, uint, 0444);
 
@@ -81,14 +88,22 @@ struct stackbd_bio {
 	struct stackbd_bio	*root;
 	struct bio		*parent;	/* root: bio from above, clone: piece */
 	struct stackbd_task	*owner;		/* clone: its submitter */
+	struct task_struct	*task;		/* root, clone: submitted by */
 	sector_t		sector;		/* clone: where it starts */
 	sector_t		next;		/* root: end of the last clone */
 	struct bio		*held;		/* root, hold=1: a late clone */
-	bool			recursed;	/* root, recurse=1: done */
+	bool			recursed;	/* root, recurse: done */
+	bool			rescued;	/* root: a piece went elsewhere */
 	struct bio		bio;
 };
 
-static struct bio_set stackbd_bs;
+/*
+ * One bio_set per kind of bio, so that no ->submit_bio() waits on a pool
+ * for a bio while holding another from the same pool that is not on the
+ * list yet (front waits for its clone, which comes from its own pool).
+ */
+enum { BS_ROOT, BS_FRONT, BS_HALF, BS_CLONE, NR_BS };
+static struct bio_set stackbd_bs[NR_BS];
 static struct block_device *lower_bdev;
 static struct gendisk *stackbd_disk;
 static int stackbd_major;
@@ -96,6 +111,12 @@ static int stackbd_major;
 static struct stackbd_bio *to_sbio(struct bio *bio)
 {
 	return container_of(bio, struct stackbd_bio, bio);
+}
+
+static bool stackbd_own(struct bio *bio)
+{
+	return bio->bi_pool >= &stackbd_bs[0] &&
+	       bio->bi_pool < &stackbd_bs[NR_BS];
 }
 
 /* Returns the task's slot, taking a free one; NULL when all are taken. */
@@ -144,11 +165,17 @@ static void stackbd_clone_end_io(struct bio *bio)
 	unsigned long flags;
 
 	spin_lock_irqsave(&tasks_lock, flags);
-	/* @lower completes inline: its ->submit_bio() runs now */
-	if (t && t->depth)
-		nested++;
-	if (c->sector < c->root->next)
-		unordered++;
+	if (current != c->task) {
+		/* punted to a bio_set's rescuer: the checks do not apply */
+		rescued++;
+		c->root->rescued = true;
+	} else if (!c->root->rescued) {
+		/* @lower completes inline: its ->submit_bio() runs now */
+		if (t && t->depth)
+			nested++;
+		if (c->sector < c->root->next)
+			unordered++;
+	}
 	c->root->next = c->sector + bio_sectors(bio);
 	if (t) {
 		t->pending--;
@@ -168,10 +195,13 @@ static void stackbd_submit_bio(struct bio *bio)
 	unsigned long flags;
 
 	/* a bio from above: go round once more as a root of our own */
-	if (bio->bi_pool != &stackbd_bs) {
-		clone = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &stackbd_bs);
+	if (!stackbd_own(bio)) {
+		clone = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO,
+					&stackbd_bs[BS_ROOT]);
 		root = to_sbio(clone);
 		root->root = root;
+		root->task = current;
+		root->rescued = false;
 		root->parent = bio;
 		root->next = 0;
 		root->held = NULL;
@@ -183,6 +213,10 @@ static void stackbd_submit_bio(struct bio *bio)
 	root = to_sbio(bio)->root;
 
 	spin_lock_irqsave(&tasks_lock, flags);
+	if (current != root->task) {
+		rescued++;
+		root->rescued = true;
+	}
 	t = task_slot();
 	if (t) {
 		if (t->depth)
@@ -201,19 +235,21 @@ static void stackbd_submit_bio(struct bio *bio)
 	spin_unlock_irqrestore(&tasks_lock, flags);
 
 	if (max && bio_sectors(bio) > max) {
-		struct bio *front = bio_split(bio, max, GFP_NOIO, &stackbd_bs);
+		struct bio *front = bio_split(bio, max, GFP_NOIO,
+					      &stackbd_bs[BS_FRONT]);
 		unsigned int half = round_down(bio_sectors(bio) / 2, max);
 
 		to_sbio(front)->root = root;
 		bio_chain(front, bio);
 		if (half) {
-			first = bio_split(bio, half, GFP_NOIO, &stackbd_bs);
+			first = bio_split(bio, half, GFP_NOIO,
+					  &stackbd_bs[BS_HALF]);
 			to_sbio(first)->root = root;
 			bio_chain(first, bio);
 		}
 		spin_lock_irqsave(&tasks_lock, flags);
 		splits++;
-		if (recurse && first && !root->recursed) {
+		if (recurse == 1 && first && !root->recursed) {
 			root->recursed = true;
 			direct = true;
 		}
@@ -227,11 +263,13 @@ static void stackbd_submit_bio(struct bio *bio)
 		bio = front;
 	}
 
-	clone = bio_alloc_clone(lower_bdev, bio, GFP_NOIO, &stackbd_bs);
+	clone = bio_alloc_clone(lower_bdev, bio, GFP_NOIO,
+				&stackbd_bs[BS_CLONE]);
 	c = to_sbio(clone);
 	c->root = root;
 	c->parent = bio;
 	c->owner = t;
+	c->task = current;
 	c->sector = clone->bi_iter.bi_sector;
 	clone->bi_end_io = stackbd_clone_end_io;
 	spin_lock_irqsave(&tasks_lock, flags);
@@ -243,8 +281,14 @@ static void stackbd_submit_bio(struct bio *bio)
 		root->held = clone;
 		clone = NULL;
 	}
+	if (clone && recurse == 2 && !root->recursed) {
+		root->recursed = true;
+		direct = true;
+	}
 	spin_unlock_irqrestore(&tasks_lock, flags);
-	if (clone)
+	if (clone && direct && recurse == 2)
+		lower_bdev->bd_disk->fops->submit_bio(clone);
+	else if (clone)
 		submit_bio_noacct(clone);
 	if (held)
 		submit_bio_noacct(held);
@@ -265,18 +309,21 @@ static const struct block_device_operations stackbd_fops = {
 static int __init stackbd_init(void)
 {
 	struct request_queue *lq;
-	int ret;
+	int i, ret;
 
 	if (!split_kb || split_kb > 1024) {
 		pr_err("stackbd: split_kb must be 1-1024\n");
 		return -EINVAL;
 	}
-	ret = bioset_init(&stackbd_bs, 64, offsetof(struct stackbd_bio, bio),
-			  BIOSET_NEED_RESCUER);
-	if (ret)
-		return ret;
+	for (i = 0; i < NR_BS; i++) {
+		ret = bioset_init(&stackbd_bs[i], 64,
+				  offsetof(struct stackbd_bio, bio),
+				  BIOSET_NEED_RESCUER);
+		if (ret)
+			goto out_bs;
+	}
 	lower_bdev = blkdev_get_by_path(lower, FMODE_READ | FMODE_WRITE |
-					FMODE_EXCL, &stackbd_bs);
+					FMODE_EXCL, &stackbd_bs[0]);
 	if (IS_ERR(lower_bdev)) {
 		ret = PTR_ERR(lower_bdev);
 		pr_err("stackbd: cannot open %s: %d\n", lower, ret);
@@ -324,19 +371,23 @@ out_major:
 out_bdev:
 	blkdev_put(lower_bdev, FMODE_READ | FMODE_WRITE | FMODE_EXCL);
 out_bs:
-	bioset_exit(&stackbd_bs);
+	while (i--)
+		bioset_exit(&stackbd_bs[i]);
 	return ret;
 }
 
 static void __exit stackbd_exit(void)
 {
+	int i;
+
 	del_gendisk(stackbd_disk);
 	put_disk(stackbd_disk);
 	unregister_blkdev(stackbd_major, "stackbd");
 	blkdev_put(lower_bdev, FMODE_READ | FMODE_WRITE | FMODE_EXCL);
-	bioset_exit(&stackbd_bs);
-	pr_info("stackbd: nested=%u unlisted=%u unordered=%u untracked=%u splits=%u clones=%u\n",
-		nested, unlisted, unordered, untracked, splits, clones);
+	for (i = 0; i < NR_BS; i++)
+		bioset_exit(&stackbd_bs[i]);
+	pr_info("stackbd: nested=%u unlisted=%u unordered=%u untracked=%u rescued=%u splits=%u clones=%u\n",
+		nested, unlisted, unordered, untracked, rescued, splits, clones);
 }
 
 module_init(stackbd_init);
