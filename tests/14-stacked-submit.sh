@@ -19,11 +19,12 @@ ko=/tests/modules/stackbd.ko
 low=$(brd_dev 1)
 stack=/dev/stackbd0
 P=/sys/module/stackbd/parameters
-ktap_plan 5
+subtests=("stacked O_DIRECT" "stacked buffered" "same data on $low"
+	  "bio lists, no nested ->submit_bio" "bio lists, lower level first")
+ktap_plan ${#subtests[@]}
 
 if [ ! -f $ko ]; then
-	for t in "stacked O_DIRECT" "stacked buffered" "same data on $low" \
-		 "bio lists, no nested ->submit_bio" "bio lists, lower level first"; do
+	for t in "${subtests[@]}"; do
 		ktap_skip "$t: no $ko (the runner builds it only for a kernel with its object directory)"
 	done
 	ktap_done
@@ -37,8 +38,7 @@ reports0=$(kernel_reports)
 if ! out=$(insmod $ko lower="$low" split_kb=4 "${args[@]}" 2>&1) || [ ! -b $stack ]; then
 	diag "insmod failed: $out"
 	dmesg | tail -20 | sed 's/^/# /'
-	for t in "stacked O_DIRECT" "stacked buffered" "same data on $low" \
-		 "bio lists, no nested ->submit_bio" "bio lists, lower level first"; do
+	for t in "${subtests[@]}"; do
 		ktap_fail "$t: no $stack"
 	done
 	ktap_done

@@ -113,6 +113,25 @@ static struct stackbd_bio *to_sbio(struct bio *bio)
 	return container_of(bio, struct stackbd_bio, bio);
 }
 
+/*
+ * A clone of @src for @bdev from @stackbd_bs[@kind], with the fields ahead
+ * of it cleared but for those every clone has: @parent, the task, @end_io.
+ */
+static struct bio *stackbd_clone(struct bio *src, struct block_device *bdev,
+				 int kind, struct bio *parent,
+				 bio_end_io_t *end_io)
+{
+	struct bio *clone = bio_alloc_clone(bdev, src, GFP_NOIO,
+					    &stackbd_bs[kind]);
+	struct stackbd_bio *c = to_sbio(clone);
+
+	memset(c, 0, offsetof(struct stackbd_bio, bio));
+	c->parent = parent;
+	c->task = current;
+	clone->bi_end_io = end_io;
+	return clone;
+}
+
 static bool stackbd_own(struct bio *bio)
 {
 	return bio->bi_pool >= &stackbd_bs[0] &&
@@ -190,23 +209,15 @@ static void stackbd_submit_bio(struct bio *bio)
 	unsigned int max = split_kb << (10 - SECTOR_SHIFT);
 	struct stackbd_bio *root, *c;
 	struct bio *clone, *held = NULL, *first = NULL;
+	bool direct_half = false, direct_clone = false;
 	struct stackbd_task *t;
-	bool direct = false;
 	unsigned long flags;
 
 	/* a bio from above: go round once more as a root of our own */
 	if (!stackbd_own(bio)) {
-		clone = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO,
-					&stackbd_bs[BS_ROOT]);
-		root = to_sbio(clone);
-		root->root = root;
-		root->task = current;
-		root->rescued = false;
-		root->parent = bio;
-		root->next = 0;
-		root->held = NULL;
-		root->recursed = false;
-		clone->bi_end_io = stackbd_root_end_io;
+		clone = stackbd_clone(bio, bio->bi_bdev, BS_ROOT, bio,
+				      stackbd_root_end_io);
+		to_sbio(clone)->root = to_sbio(clone);
 		submit_bio_noacct(clone);
 		return;
 	}
@@ -251,11 +262,11 @@ static void stackbd_submit_bio(struct bio *bio)
 		splits++;
 		if (recurse == 1 && first && !root->recursed) {
 			root->recursed = true;
-			direct = true;
+			direct_half = true;
 		}
 		spin_unlock_irqrestore(&tasks_lock, flags);
 		/* both halves to the same level, the first half first */
-		if (first && direct)
+		if (first && direct_half)
 			stackbd_submit_bio(first);
 		else if (first)
 			submit_bio_noacct(first);
@@ -263,15 +274,12 @@ static void stackbd_submit_bio(struct bio *bio)
 		bio = front;
 	}
 
-	clone = bio_alloc_clone(lower_bdev, bio, GFP_NOIO,
-				&stackbd_bs[BS_CLONE]);
+	clone = stackbd_clone(bio, lower_bdev, BS_CLONE, bio,
+			      stackbd_clone_end_io);
 	c = to_sbio(clone);
 	c->root = root;
-	c->parent = bio;
 	c->owner = t;
-	c->task = current;
 	c->sector = clone->bi_iter.bi_sector;
-	clone->bi_end_io = stackbd_clone_end_io;
 	spin_lock_irqsave(&tasks_lock, flags);
 	clones++;
 	if (t)
@@ -283,10 +291,10 @@ static void stackbd_submit_bio(struct bio *bio)
 	}
 	if (clone && recurse == 2 && !root->recursed) {
 		root->recursed = true;
-		direct = true;
+		direct_clone = true;
 	}
 	spin_unlock_irqrestore(&tasks_lock, flags);
-	if (clone && direct && recurse == 2)
+	if (direct_clone)
 		lower_bdev->bd_disk->fops->submit_bio(clone);
 	else if (clone)
 		submit_bio_noacct(clone);
