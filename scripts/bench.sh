@@ -17,7 +17,7 @@ MEM=${BENCH_MEM:-2048}
 export BENCH_MEM=$MEM
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bench: error: no benchmark '$BENCH' (benchmarks/guest/*.sh)" >&2; exit 2; }
-"$TOP/scripts/qemu-run.sh" --check-smp || exit 2
+words=$("$TOP/scripts/qemu-run.sh" --env-words) || exit 2
 
 # shellcheck source=scripts/kernel-spec.sh
 . "$TOP/scripts/kernel-spec.sh"
@@ -64,14 +64,10 @@ if [ -n "${ICOUNT:-}" ]; then
 	machine="QEMU TCG with -icount shift=0 (no KVM), 1 vCPU, ${MEM} MiB guest: a guest ns is one emulated instruction"
 	cmd+=" ICOUNT=1"
 	[ -n "${SMP:-}" ] && echo "bench: warning: SMP=$SMP ignored: ICOUNT=1 boots one vCPU" >&2
-elif [ -n "${SMP:-}" ]; then
-	cmd+=" SMP=$SMP"
 fi
+cmd+="${words:+ $words}"
 [ -n "${BENCH_CMDLINE:-}" ] && cmd+=" BENCH_CMDLINE='$BENCH_CMDLINE'"
-if [ "${QEMU_NO_THP:-0}" = 1 ]; then
-	cmd+=" QEMU_NO_THP=1"
-	machine+="; QEMU without host huge pages (QEMU_NO_THP=1)"
-fi
+[ "${QEMU_NO_THP:-0}" = 1 ] && machine+="; QEMU without host huge pages (QEMU_NO_THP=1)"
 if [ "${KCONFIG:-test}" != test ]; then
 	cmd+=" KCONFIG=$KCONFIG"
 	machine+="; kernels configured from $(cat "$BASECONFIG.version" 2>/dev/null | sed 's/^/Debian linux-config-6.1 /') cloud-amd64 (KCONFIG=$KCONFIG)"

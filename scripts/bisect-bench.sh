@@ -27,7 +27,7 @@ jobs=1
 [ -n "${ICOUNT:-}" ] && jobs=${BENCH_JOBS:-$(nproc)}
 guest=$TOP/benchmarks/guest/$BENCH.sh
 [ -f "$guest" ] || { echo "bisect-bench: error: no benchmark '$BENCH'" >&2; exit 2; }
-"$TOP/scripts/qemu-run.sh" --check-smp || exit 2
+words=$("$TOP/scripts/qemu-run.sh" --env-words) || exit 2
 withbase=1
 [ "$from" -gt 1 ] && [ "${BISECT_BASE:-0}" != 1 ] && withbase=0
 if [ $withbase = 1 ]; then
@@ -91,5 +91,5 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 wait
 python3 "$TOP/benchmarks/bisect_stats.py" "$res" --out "$out" ${ICOUNT:+--deterministic} \
-	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS${ICOUNT:+ ICOUNT=1}${BISECT_FROM:+ BISECT_FROM=$BISECT_FROM}${BISECT_BASE:+ BISECT_BASE=$BISECT_BASE}${BISECT_REUSE:+ BISECT_REUSE=$BISECT_REUSE}$([ -z "${ICOUNT:-}" ] && [ -n "${SMP:-}" ] && echo " SMP=$SMP")${BENCH_CMDLINE:+ BENCH_CMDLINE='$BENCH_CMDLINE'}$([ "${QEMU_NO_THP:-0}" = 1 ] && echo " QEMU_NO_THP=1")" || exit 1
+	--command "make bisect-bench BENCH=$BENCH ROUNDS=$ROUNDS${ICOUNT:+ ICOUNT=1}${BISECT_FROM:+ BISECT_FROM=$BISECT_FROM}${BISECT_BASE:+ BISECT_BASE=$BISECT_BASE}${BISECT_REUSE:+ BISECT_REUSE=$BISECT_REUSE}${words:+ $words}${BENCH_CMDLINE:+ BENCH_CMDLINE='$BENCH_CMDLINE'}" || exit 1
 echo "bisect-bench: results in $out"

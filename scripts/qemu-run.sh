@@ -3,11 +3,15 @@
 # guest scripts (paths inside the guest, or names under /tests).
 # usage: qemu-run.sh KERNEL LOG MEM_MB TIMEOUT_S SCRIPTS [EXTRA_CMDLINE]
 #        qemu-run.sh --check-smp
+#        qemu-run.sh --env-words
 # Exit status: QEMU's, or 124 on timeout, or 2 (before QEMU starts) if SMP
 # is not a number of vCPUs from 1 to 99 or QEMU_NO_THP is not 0 or 1 (or is
 # 1 where it cannot work); --check-smp only makes those checks, so that
 # make bench, bisect-bench, the test runner and tcg-hostprof.sh refuse a
-# bad value before their first boot.  Env: SMP (2), ICOUNT (unset),
+# bad value before their first boot; --env-words makes them and prints, on
+# one line, the settings a report's command line must repeat to reproduce
+# the run (SMP=N when SMP is set and ICOUNT is not, QEMU_NO_THP=1), so that
+# make bench, bisect-bench and tcg-hostprof.sh name them alike.  Env: SMP (2), ICOUNT (unset),
 # QEMU_EXTRA (more QEMU options, split at blanks; e.g. -plugin for
 # scripts/insn-profile.sh), KTAP_LOG (the file behind the guest's second
 # serial port, ttyS1: tests/run.sh has the tests write their KTAP there;
@@ -55,7 +59,15 @@ case ${QEMU_NO_THP:-0} in
 	nothp=(python3 -c "$nothp_py") ;;
 *) echo "qemu-run: error: QEMU_NO_THP=${QEMU_NO_THP}: 0 or 1" >&2; exit 2 ;;
 esac
-[ "${1:-}" = --check-smp ] && exit 0
+case ${1:-} in
+--check-smp) exit 0 ;;
+--env-words)
+	words=()
+	[ -z "${ICOUNT:-}" ] && [ -n "${SMP:-}" ] && words+=("SMP=$SMP")
+	[ "${QEMU_NO_THP:-0}" = 1 ] && words+=(QEMU_NO_THP=1)
+	echo "${words[*]}"
+	exit 0 ;;
+esac
 kernel=$1 log=$2 mem=$3 to=$4 scripts=$5 extra=${6:-}
 initrd=${INITRD:-${BUILD:?}/initramfs.cpio}
 # Two legacy pmem regions (memmap=), two 256 MiB brd disks, a memory-backed

@@ -34,7 +34,7 @@ perf record -q -o /dev/null -e cpu-clock -- true >/dev/null 2>&1 ||
 	die "perf record does not work here (apt-get install linux-perf; perf_event_paranoid)"
 case ${HOSTPROF_LOG:-0} in 0 | 1) ;; *) die "HOSTPROF_LOG=$HOSTPROF_LOG: 0 or 1" ;; esac
 [ "${HOSTPROF_LOG:-0}" = 1 ] || HOSTPROF_LOG=
-"$TOP/scripts/qemu-run.sh" --check-smp || exit 2
+words=$("$TOP/scripts/qemu-run.sh" --env-words) || exit 2
 [ -z "${ICOUNT:-}" ] || die "ICOUNT=1 makes host time meaningless here"
 # shellcheck source=scripts/kernel-spec.sh
 . "$TOP/scripts/kernel-spec.sh"
@@ -82,7 +82,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fi
 done
 python3 "$TOP/scripts/tcg-hostprof.py" "$out" --rounds "$ROUNDS" --smp "${SMP:-2}" \
-	--command "${HOSTPROF_LOG:+HOSTPROF_LOG=1 }${SMP:+SMP=$SMP }$([ "${QEMU_NO_THP:-0}" = 1 ] && echo "QEMU_NO_THP=1 ")scripts/tcg-hostprof.sh $A $B $ROUNDS"
+	--command "${HOSTPROF_LOG:+HOSTPROF_LOG=1 }${words:+$words }scripts/tcg-hostprof.sh $A $B $ROUNDS"
 rc=$?
 echo "tcg-hostprof: report in $out/report.md"
 [ $rc = 0 ] || echo "tcg-hostprof: the report is partial or missing (see its first lines)" >&2

@@ -11,7 +11,10 @@
 # the same arguments as without it; 0 or no value leaves THP as the
 # runner's own; any other value stops the boot, and --check-smp, with exit
 # status 2 before QEMU starts.  The THP cases are skipped where the runner
-# itself already runs with THP disabled (they could not tell).  Prints KTAP.
+# itself already runs with THP disabled (they could not tell).
+# --env-words prints the words a report's command line repeats (SMP=N when
+# SMP is set and ICOUNT is not, QEMU_NO_THP=1) and refuses the same bad
+# values with exit status 2 and nothing on stdout.  Prints KTAP.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$(dirname "$here")")
@@ -55,6 +58,16 @@ thp_cases=(
 	"yes check 2 -"
 	"1 check 0 -"
 )
+# SMP ICOUNT QEMU_NO_THP  expected: rc, then the words (none: nothing)
+words_cases=(
+	"unset - 0 0"
+	"4 - 0 0 SMP=4"
+	"4 1 0 0"
+	"4 - 1 0 SMP=4 QEMU_NO_THP=1"
+	"unset 1 1 0 QEMU_NO_THP=1"
+	"0 - 0 2"
+	"unset - yes 2"
+)
 # run_qemu_run HOW [env OPTIONS/ASSIGNMENTS...]: scripts/qemu-run.sh with
 # the stand-in QEMU (HOW: boot, or check for --check-smp); its stderr on
 # stdout, its exit status as ours
@@ -68,7 +81,7 @@ run_qemu_run() {
 		"$top/scripts/qemu-run.sh" "${args[@]}" 2>&1 >/dev/null
 }
 echo "KTAP version 1"
-echo "1..$((${#cases[@]} + ${#thp_cases[@]}))"
+echo "1..$((${#cases[@]} + ${#thp_cases[@]} + ${#words_cases[@]}))"
 n=0
 for c in "${cases[@]}"; do
 	read -r smp icount how want_rc want_err want_smp <<< "$c"
@@ -129,5 +142,20 @@ for c in "${thp_cases[@]}"; do
 		echo "ok $n $desc"
 	else
 		echo "not ok $n $desc (expected exit $want_rc, THP disabled $want_thp; stderr: $err)"
+	fi
+done
+for c in "${words_cases[@]}"; do
+	read -r smp icount thp want_rc want_words <<< "$c"
+	n=$((n + 1))
+	[ "$icount" = - ] && icount=
+	[ "$smp" = unset ] && smp=
+	out=$(env SMP="$smp" ICOUNT="$icount" QEMU_NO_THP="$thp" \
+		"$top/scripts/qemu-run.sh" --env-words 2>/dev/null)
+	rc=$?
+	desc="--env-words SMP=${smp:-(unset)}${icount:+ ICOUNT=1} QEMU_NO_THP=$thp: exit $rc, words '$out'"
+	if [ "$rc" = "$want_rc" ] && [ "$out" = "$want_words" ]; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc (expected exit $want_rc, words '$want_words')"
 	fi
 done
