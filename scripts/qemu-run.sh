@@ -7,16 +7,17 @@
 # Exit status: QEMU's, or 124 on timeout, or 2 (before QEMU starts) if SMP
 # is not a number of vCPUs from 1 to 99 or QEMU_NO_THP is not 0 or 1 (or is
 # 1 where it cannot work); --check-smp only makes those checks, so that
-# make bench, bisect-bench, the test runner and tcg-hostprof.sh refuse a
-# bad value before their first boot; --env-words makes them and prints, on
-# one line, the settings a report's command line must repeat to reproduce
-# the run (SMP=N when SMP is set and ICOUNT is not, QEMU_NO_THP=1), so that
-# make bench, bisect-bench and tcg-hostprof.sh name them alike.  Env: SMP (2), ICOUNT (unset),
-# QEMU_EXTRA (more QEMU options, split at blanks; e.g. -plugin for
-# scripts/insn-profile.sh), KTAP_LOG (the file behind the guest's second
-# serial port, ttyS1: tests/run.sh has the tests write their KTAP there;
-# default LOG with .ktap for .log), INITRD (default build/initramfs.cpio;
-# tests/run.sh passes one with the test modules, scripts/test-modules.sh).
+# the test runner refuses a bad value before its first boot, and
+# --env-words makes them and then prints, on one line, the words a
+# report's command line repeats to reproduce the run (SMP=N when SMP is
+# set and ICOUNT is not, QEMU_NO_THP=1), so that make bench, bisect-bench
+# and tcg-hostprof.sh refuse alike and name a run alike.  Env: SMP (2),
+# ICOUNT (unset), QEMU_EXTRA (more QEMU options, split at blanks; e.g.
+# -plugin for scripts/insn-profile.sh), KTAP_LOG (the file behind the
+# guest's second serial port, ttyS1: tests/run.sh has the tests write
+# their KTAP there; default LOG with .ktap for .log), INITRD (default
+# build/initramfs.cpio; tests/run.sh passes one with the test modules,
+# scripts/test-modules.sh).
 # QEMU_NO_THP=1 starts QEMU with transparent huge pages disabled for its
 # process (prctl PR_SET_THP_DISABLE, set by python3 before it execs QEMU),
 # so that none of QEMU's memory, the guest's RAM and its translated-code

@@ -3,8 +3,9 @@
 # QEMU: a stand-in qemu-system-x86_64 first in PATH records that it was
 # started): a value that is not a number of vCPUs from 1 to 99 stops the
 # boot with exit status 2 and a message naming SMP before QEMU starts, and
-# so does --check-smp, which make bench, bisect-bench, tests/run.sh and
-# scripts/tcg-hostprof.sh call before their first boot; a good value
+# so do --check-smp, which tests/run.sh calls before its first boot, and
+# --env-words, which make bench, bisect-bench and scripts/tcg-hostprof.sh
+# call; a good value
 # reaches QEMU as -smp N, no value as -smp 2; ICOUNT=1 boots one vCPU
 # whatever SMP says.  QEMU_NO_THP=1 starts QEMU with transparent huge
 # pages disabled for it (the stand-in asks prctl(PR_GET_THP_DISABLE)) and
