@@ -66,6 +66,7 @@ words_cases=(
 	"4 1 0 0"
 	"4 - 1 0 SMP=4 QEMU_NO_THP=1"
 	"unset 1 1 0 QEMU_NO_THP=1"
+	"0 1 0 0"
 	"0 - 0 2"
 	"unset - yes 2"
 )
@@ -149,8 +150,9 @@ for c in "${words_cases[@]}"; do
 	read -r smp icount thp want_rc want_words <<< "$c"
 	n=$((n + 1))
 	[ "$icount" = - ] && icount=
-	[ "$smp" = unset ] && smp=
-	out=$(env SMP="$smp" ICOUNT="$icount" QEMU_NO_THP="$thp" \
+	smpv=(SMP="$smp")
+	[ "$smp" = unset ] && { smp=''; smpv=(-u SMP); }
+	out=$(env "${smpv[@]}" ICOUNT="$icount" QEMU_NO_THP="$thp" \
 		"$top/scripts/qemu-run.sh" --env-words 2>/dev/null)
 	rc=$?
 	desc="--env-words SMP=${smp:-(unset)}${icount:+ ICOUNT=1} QEMU_NO_THP=$thp: exit $rc, words '$out'"
