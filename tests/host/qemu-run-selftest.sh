@@ -5,9 +5,8 @@
 # boot with exit status 2 and a message naming SMP before QEMU starts, and
 # so do --check-smp, which tests/run.sh calls before its first boot, and
 # --env-words, which make bench, bisect-bench and scripts/tcg-hostprof.sh
-# call; a good value
-# reaches QEMU as -smp N, no value as -smp 2; ICOUNT=1 boots one vCPU
-# whatever SMP says.  QEMU_NO_THP=1 starts QEMU with transparent huge
+# call; a good value reaches QEMU as -smp N, no value as -smp 2; ICOUNT=1
+# boots one vCPU whatever SMP says.  QEMU_NO_THP=1 starts QEMU with transparent huge
 # pages disabled for it (the stand-in asks prctl(PR_GET_THP_DISABLE)) and
 # the same arguments as without it; 0 or no value leaves THP as the
 # runner's own; any other value stops the boot, and --check-smp, with exit
