@@ -61,6 +61,7 @@ cases=(
 	"stress-corrupt|96-swap-stress.sh|^brd \\+ btt.*swapverify rc=1,||"
 	"throttle-stall|97-swap-throttle.sh|^reclaim for \"other\" does not stall||"
 	"throttle-corrupt|97-swap-throttle.sh|^zram swap, .*io.max on \"throttled\" on \(run 2\)||"
+	"throttle-nolimit|97-swap-throttle.sh|^io.max wbps throttles||"
 	"allocfail-corrupt|98-swap-faults.sh|^brd: swap under .*data mismatch||"
 	"allocfail-none|98-swap-faults.sh|^btt: swap under .*nothing injected||"
 	"pmemoff-corrupt|98-swap-faults.sh|^pmem: namespace unbound.*wrong data||"
