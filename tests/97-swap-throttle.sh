@@ -118,8 +118,10 @@ else
 		r = int(8388608 / (s > 0.01 ? s : 0.01) / 8 / 4096) * 4096
 		if (r < 65536) r = 65536
 		print (r < m ? r : m) }')
+	lim_desc="wbps=$WBPS wiops=$WIOPS"
 	if injecting throttle-nolimit; then
 		limit "$BMM" $CA off
+		lim_desc="io.max at max (throttle-nolimit)"
 	else
 		limit "$BMM" $CA on
 	fi
@@ -127,7 +129,7 @@ else
 	run_in_cg $CA dd if=/dev/zero of="$BDEV" bs=64k count=128 oflag=direct 2>/dev/null || rc=1
 	lim_s=$(since "$t")
 	limit "$BMM" $CA off
-	diag "8 MiB to brd: $free_s s without the limit, $lim_s s with wbps=$WBPS wiops=$WIOPS"
+	diag "8 MiB to brd: $free_s s without the limit, $lim_s s with $lim_desc"
 	awk -v a="$free_s" -v b="$lim_s" 'BEGIN { exit !(b >= 1.5 && b >= 3 * a) }' || rc=1
 fi
 ktap_result $rc "$what"
