@@ -260,13 +260,16 @@ umount $HOG
 swapoff "$ZDEV" 2>/dev/null
 rc=0
 what="reclaim for \"other\" does not stall behind the io.max of \"throttled\" (limited run within ${STALL_MAX}x, swap-outs not held to the limit)"
+# times_wbps BYTES SECONDS: that write rate in units of WBPS, 2 decimals
+times_wbps() {
+	awk -v w="$1" -v t="$2" -v b="$WBPS" 'BEGIN { printf "%.2f", (t > 0 ? w / t / b : 0) }'
+}
 rate="" urate=""
 if [ "$W2" -gt 0 ]; then
-	rate=$(awk -v w="$W2" -v t="$F2" -v b="$WBPS" 'BEGIN { printf "%.2f", (t > 0 ? w / t / b : 0) }')
+	rate=$(times_wbps "$W2" "$F2")
 	# the slower of the two unlimited runs, in the same unit
-	urate=$(awk -v a="$W1" -v s="$F1" -v c="$W3" -v u="$F3" -v b="$WBPS" 'BEGIN {
-		x = (s > 0 ? a / s / b : 0); y = (u > 0 ? c / u / b : 0)
-		printf "%.2f", (x < y ? x : y) }')
+	urate=$(awk -v x="$(times_wbps "$W1" "$F1")" -v y="$(times_wbps "$W3" "$F3")" \
+		'BEGIN { print (x < y ? x : y) }')
 	diag "in the limited run \"throttled\" wrote $((W2 >> 20)) MiB to zram in $F2 s: $rate times its wbps ($urate without the limit, the slower run)"
 else
 	diag "nothing charged to \"throttled\" on zram: its swap-outs are not bios here; only the time is judged"

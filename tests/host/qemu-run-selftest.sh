@@ -6,11 +6,11 @@
 # so do --check-smp, which tests/run.sh calls before its first boot, and
 # --env-words, which make bench, bisect-bench and scripts/tcg-hostprof.sh
 # call; a good value reaches QEMU as -smp N, no value as -smp 2; ICOUNT=1
-# boots one vCPU whatever SMP says.  QEMU_NO_THP=1 starts QEMU with transparent huge
-# pages disabled for it (the stand-in asks prctl(PR_GET_THP_DISABLE)) and
-# the same arguments as without it; 0 or no value leaves THP as the
-# runner's own; any other value stops the boot, and --check-smp, with exit
-# status 2 before QEMU starts.  The THP cases are skipped where the runner
+# boots one vCPU whatever SMP says.  QEMU_NO_THP=1 starts QEMU with
+# transparent huge pages disabled for it (the stand-in asks
+# prctl(PR_GET_THP_DISABLE)) and the same arguments as without it; 0 or
+# no value leaves THP as the runner's own; any other value stops the
+# boot, and --check-smp, with exit status 2 before QEMU starts.  The THP cases are skipped where the runner
 # itself already runs with THP disabled (they could not tell).
 # --env-words prints the words a report's command line repeats (SMP=N when
 # SMP is set and ICOUNT is not, QEMU_NO_THP=1) and refuses the same bad
