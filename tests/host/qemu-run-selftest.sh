@@ -10,8 +10,9 @@
 # transparent huge pages disabled for it (the stand-in asks
 # prctl(PR_GET_THP_DISABLE)) and the same arguments as without it; 0 or
 # no value leaves THP as the runner's own; any other value stops the
-# boot, and --check-smp, with exit status 2 before QEMU starts.  The THP cases are skipped where the runner
-# itself already runs with THP disabled (they could not tell).
+# boot, and --check-smp, with exit status 2 before QEMU starts.  The THP
+# cases are skipped where the runner itself already runs with THP
+# disabled (they could not tell).
 # --env-words prints the words a report's command line repeats (SMP=N when
 # SMP is set and ICOUNT is not, QEMU_NO_THP=1) and refuses the same bad
 # values with exit status 2 and nothing on stdout.  Prints KTAP.
